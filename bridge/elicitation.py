@@ -1,0 +1,121 @@
+"""Asking the MCP client's user a question, in whichever protocol era the call runs.
+
+Handshake era (2025-06-18, 2025-11-25): an inline `elicitation/create` on the session.
+2026-07-28: there is no back-channel, so the question leaves as an `InputRequiredResult` and
+the client calls again with `inputResponses`. Those responses are not integrity-protected;
+only `requestState` is (the SDK seals it and binds it to the tool, its arguments and the
+caller). So an answer is trusted only when the sealed state names the question it answers,
+and answers from earlier rounds travel inside the sealed state, never from the client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import mcp.types as types
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import is_version_at_least
+
+from toolsets.context import ConfirmRequest, Decision
+from toolsets.errors import InputRequired
+
+logger = logging.getLogger("truloop.elicitation")
+
+MODERN = "2026-07-28"
+_STATE_VERSION = 1
+
+
+class CannotAsk(Exception):  # noqa: N818
+    """This client cannot be asked (no elicitation capability, or no back-channel)."""
+
+
+class McpAsker:
+    """One tool call's questions to the client, valid for that call only."""
+
+    def __init__(self, context: Context) -> None:
+        self._ctx = context
+        self.modern = is_version_at_least(context.protocol_version or "", MODERN)
+        self._answers: dict[str, dict[str, Any]] = {}
+        if self.modern:
+            self._restore(context.request_state, context.input_responses)
+
+    def _restore(self, sealed_state: str | None, responses: Any) -> None:
+        if not sealed_state:
+            return  # a first round: any inputResponses sent with it are forged and ignored
+        try:
+            state = json.loads(sealed_state)
+            if state.get("v") != _STATE_VERSION:
+                return
+            self._answers = dict(state.get("answers") or {})
+            pending = state.get("pending")
+        except (ValueError, AttributeError, TypeError):
+            return
+        answer = (responses or {}).get(pending) if pending else None
+        if answer is not None:
+            self._answers[pending] = _as_dict(answer)
+
+    def can_ask(self) -> bool:
+        caps = self._ctx.client_capabilities
+        elicitation = caps.elicitation if caps is not None else None
+        if elicitation is None:
+            return False
+        if elicitation.form is None and elicitation.url is not None:
+            return False  # declared URL mode only
+        return self.modern or self._ctx.session.can_send_request
+
+    async def ask(self, key: str, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+        """The user's answer; raises `CannotAsk`, or `InputRequired` on 2026-07-28 until answered."""
+        if key in self._answers:
+            return types.ElicitResult.model_validate(self._answers[key])
+        if not self.can_ask():
+            raise CannotAsk(key)
+        if self.modern:
+            request = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)  # type: ignore[arg-type]
+            )
+            state = json.dumps({"v": _STATE_VERSION, "answers": self._answers, "pending": key}, separators=(",", ":"))
+            raise InputRequired(types.InputRequiredResult(input_requests={key: request}, request_state=state))
+        try:
+            result = await self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id)  # type: ignore[arg-type]
+        except MCPError as exc:
+            logger.info("client refused elicitation %s: %s", key, exc.error.code)
+            raise CannotAsk(key) from None
+        self._answers[key] = _as_dict(result)
+        return result
+
+
+def _as_dict(answer: Any) -> dict[str, Any]:
+    if hasattr(answer, "model_dump"):
+        return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dict(answer)
+
+
+CONFIRM_KEY = "truloop/confirm"
+CONFIRM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "confirm": {"type": "boolean", "title": "Confirm", "description": "Allow this action to run"},
+    },
+    "required": ["confirm"],
+}
+
+
+class ElicitationConfirmer:
+    """The `Confirmer` port over MCP elicitation: a boolean form."""
+
+    def __init__(self, asker: McpAsker) -> None:
+        self._asker = asker
+
+    async def confirm(self, request: ConfirmRequest) -> Decision:
+        try:
+            answer = await self._asker.ask(CONFIRM_KEY, request.message, CONFIRM_SCHEMA)
+        except CannotAsk:
+            return Decision.UNAVAILABLE
+        if answer.action == "accept":
+            return Decision.ACCEPTED if (answer.content or {}).get("confirm") is True else Decision.DECLINED
+        if answer.action == "decline":
+            return Decision.DECLINED
+        return Decision.CANCELLED

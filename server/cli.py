@@ -1,0 +1,106 @@
+"""`truloop-mcp` / `python -m server`: parse flags, then serve on stdio, SSE or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
+
+PROG = "truloop-mcp"
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Bad flags exit 2 with one clear line, never a usage dump or a traceback."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    env = os.environ.get
+    p = _OneLineParser(prog=PROG, description="The truloop assistant's toolsets as an MCP server.")
+    p.add_argument("--transport", choices=["stdio", "sse", "http"], default="stdio",
+                   help="stdio (default); http = streamable HTTP at /mcp (the HTTP app also serves SSE); "
+                        "sse = the same HTTP app, for hosts that want the legacy /sse endpoint")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000; 0 picks a free one)")
+    p.add_argument("--profile", choices=["member", "notification-safe", "guest"], default="member",
+                   help="toolsets published on stdio and unauthenticated HTTP (with a JWT secret, the token's "
+                        "role decides)")
+    p.add_argument("--user", default=env("TRULOOP_USER", "local"), help="identity on stdio [TRULOOP_USER]")
+    p.add_argument("--timezone", default=env("TRULOOP_TIMEZONE"),
+                   help="the --user's IANA time zone [TRULOOP_TIMEZONE; default: this machine's]")
+    p.add_argument("--data-dir", default=env("TRULOOP_DATA_DIR"), help="embedded store [TRULOOP_DATA_DIR]")
+    p.add_argument("--docs", dest="docs_dir", default=env("TRULOOP_DOCS_DIR"),
+                   help="knowledge-base folder [TRULOOP_DOCS_DIR; default <data-dir>/docs]")
+    p.add_argument("--redis-url", default=env("REDIS_URL"), help="shared state for replicas [REDIS_URL]")
+    p.add_argument("--demo", action="store_true", help="seed a small demo data set if the store is empty")
+    p.add_argument("--confirm", choices=["auto", "strict", "off"], default=env("TRULOOP_CONFIRM", "auto"),
+                   help="confirmation of destructive tools (default auto) [TRULOOP_CONFIRM]")
+    p.add_argument("--allowed-host", dest="allowed_hosts", action="append", default=None,
+                   help="Host header to accept (repeatable, e.g. mcp.example.com:443) [TRULOOP_ALLOWED_HOSTS]")
+    p.add_argument("--allowed-origin", dest="allowed_origins", action="append", default=None,
+                   help="Origin header to accept (repeatable) [TRULOOP_ALLOWED_ORIGINS]")
+    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   default=env("TRULOOP_LOG_LEVEL", "WARNING"), help="stderr log level (default WARNING)")
+    return p
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    from server.settings import Settings
+
+    values: dict[str, Any] = {
+        "transport": args.transport,
+        "host": args.host,
+        "port": args.port,
+        "profile": args.profile,
+        "user": args.user,
+        "demo": args.demo,
+        "confirm": args.confirm,
+        "log_level": args.log_level,
+        "redis_url": args.redis_url or None,
+        "jwt_secret": os.environ.get("TRULOOP_JWT_SECRET") or None,
+        "jwt_issuer": os.environ.get("TRULOOP_JWT_ISSUER") or None,
+        "state_keys": _csv(os.environ.get("TRULOOP_STATE_KEYS")),
+        "allowed_hosts": tuple(args.allowed_hosts or _csv(os.environ.get("TRULOOP_ALLOWED_HOSTS"))),
+        "allowed_origins": tuple(args.allowed_origins or _csv(os.environ.get("TRULOOP_ALLOWED_ORIGINS"))),
+    }
+    for key in ("timezone", "data_dir", "docs_dir"):
+        if getattr(args, key):
+            values[key] = getattr(args, key)
+    return Settings(**values)
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    raise SystemExit(2)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = settings_from_args(args)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        _fail(f"{where + ': ' if where else ''}{first['msg'].removeprefix('Value error, ')}")
+    logging.basicConfig(
+        level=settings.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    from server.runner import run
+
+    try:
+        run(settings)
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:  # e.g. the port is taken
+        _fail(str(exc))

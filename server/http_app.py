@@ -1,0 +1,99 @@
+"""The HTTP application: streamable HTTP at /mcp, legacy SSE at /sse + /messages/,
+the notification-safe profile at /notification-safe/mcp, and /healthz."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Mount, Route
+
+from server.app import build_server
+from server.settings import Settings, is_loopback
+
+logger = logging.getLogger("truloop.http")
+
+
+def transport_security(settings: Settings) -> Any:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if settings.allowed_hosts or settings.allowed_origins:
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=list(settings.allowed_hosts),
+            allowed_origins=list(settings.allowed_origins),
+        )
+    if is_loopback(settings.host):
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    logger.warning(
+        "DNS-rebinding protection is off for %s: pass --allowed-host (and --allowed-origin) with the public "
+        "hostname to turn it on",
+        settings.host,
+    )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def build_http_app(settings: Settings) -> Starlette:
+    auth_kwargs: dict[str, Any] = {}
+    middleware: list[Middleware] = []
+    if settings.jwt_secret:
+        from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+        from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+        from mcp.server.auth.settings import AuthSettings
+        from starlette.middleware.authentication import AuthenticationMiddleware
+
+        from server.identity import JwtVerifier
+
+        verifier = JwtVerifier(settings.jwt_secret, issuer=settings.jwt_issuer)
+        base = f"http://{settings.host}:{settings.port}"
+        auth_kwargs = {
+            "token_verifier": verifier,
+            "auth": AuthSettings(
+                issuer_url=settings.jwt_issuer or base,  # type: ignore[arg-type]
+                resource_server_url=f"{base}/mcp",  # type: ignore[arg-type]
+                validate_token_resource=False,
+            ),
+        }
+        middleware = [
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+            Middleware(AuthContextMiddleware),
+        ]
+    else:
+        logger.warning(
+            "TRULOOP_JWT_SECRET is not set: every HTTP caller on %s is served as user %r with no authentication. "
+            "Set TRULOOP_JWT_SECRET before exposing this server to anyone else.",
+            settings.host,
+            settings.user,
+        )
+
+    security = transport_security(settings)
+    main = build_server(settings, member_profile="member" if settings.jwt_secret else None, **auth_kwargs)
+    safe = build_server(settings, member_profile="notification-safe", **auth_kwargs)
+    main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
+    main_sse = main.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
+    safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "store": "embedded", "redis": "not configured"})
+
+    routes: list[BaseRoute] = [Route("/healthz", healthz, methods=["GET"])]
+    routes += main_http.routes
+    routes += main_sse.routes
+    routes.append(Mount("/notification-safe", routes=list(safe_http.routes)))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with main.session_manager.run(), safe.session_manager.run():
+            yield
+
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -1,0 +1,100 @@
+"""Who is calling: HS256 bearer tokens on HTTP, `--user` on stdio, and the profile each may see."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+
+from toolsets.context import Caller, Role
+from toolsets.profiles import profile
+from toolsets.toolset import AbstractToolset
+
+logger = logging.getLogger("truloop.auth")
+
+ROLES: tuple[Role, ...] = ("member", "guest")
+
+
+class JwtVerifier:
+    """`TokenVerifier` for HS256 JWTs signed with TRULOOP_JWT_SECRET.
+
+    Claims: `sub` (user id, required), `role` (`member` | `guest`; absent means `guest`, the least
+    privilege), optional `exp`/`nbf`/`iat`, `iss` when an issuer is configured, and `zoneinfo`
+    (the user's IANA time zone).
+    """
+
+    def __init__(self, secret: str, *, issuer: str | None = None, leeway: float = 30.0) -> None:
+        self._secret = secret
+        self._issuer = issuer
+        self._leeway = leeway
+
+    def decode(self, token: str) -> dict[str, Any] | None:
+        import jwt  # PyJWT, already a dependency of mcp; imported only when HTTP auth is used
+
+        try:
+            claims = jwt.decode(
+                token,
+                self._secret,
+                algorithms=["HS256"],
+                issuer=self._issuer,
+                leeway=self._leeway,
+                options={"require": ["sub"], "verify_aud": False},
+            )
+        except jwt.PyJWTError as exc:
+            logger.info("bearer token rejected: %s", type(exc).__name__)
+            return None
+        if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+            return None
+        if claims.setdefault("role", "guest") not in ROLES:
+            logger.info("bearer token rejected: unknown role")
+            return None
+        return claims
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        claims = self.decode(token)
+        if claims is None:
+            return None
+        exp = claims.get("exp")
+        return AccessToken(
+            token=token,
+            client_id=str(claims.get("azp") or claims.get("client_id") or "truloop"),
+            scopes=[],
+            expires_at=int(exp) if isinstance(exp, int | float) else None,
+            subject=claims["sub"],
+            claims=claims,
+        )
+
+
+def caller_from_claims(claims: Mapping[str, Any], default_timezone: str) -> Caller:
+    zone = claims.get("zoneinfo")
+    return Caller(
+        user_id=str(claims["sub"]),
+        role=claims.get("role", "guest"),
+        timezone=zone if isinstance(zone, str) and zone else default_timezone,
+        claims=dict(claims),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """One MCP endpoint: which profile a caller sees there.
+
+    `member_profile` is what members get (`member` at /mcp, `notification-safe` at
+    /notification-safe/mcp, or `--profile` on stdio); guests always get `guest`.
+    Without a token (stdio, or loopback HTTP without a secret) the caller is `default_caller`.
+    """
+
+    member_profile: str
+    default_caller: Caller
+    default_profile: str
+
+    def resolve(self) -> tuple[Caller, AbstractToolset]:
+        token = get_access_token()
+        if token is None or token.claims is None:
+            return self.default_caller, profile(self.default_profile)
+        caller = caller_from_claims(token.claims, self.default_caller.timezone)
+        return caller, profile(self.member_profile if caller.role == "member" else "guest")

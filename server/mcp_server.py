@@ -1,0 +1,79 @@
+"""The MCP face of the toolsets: an `MCPServer` whose tools come from a profile, per caller.
+
+`tools/list` and `tools/call` are answered from the caller's profile (the `Surface` decides
+which); every call goes through `toolsets.dispatch`, with the MCP client wired in as the
+confirmation port.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp.types as types
+from mcp.server.mcpserver import Context, MCPServer
+
+from bridge.elicitation import ElicitationConfirmer, McpAsker
+from server.identity import Surface
+from server.results import to_mcp_result, to_mcp_tool
+from toolsets.context import ToolContext
+from toolsets.dispatch import dispatch
+from toolsets.toolset import AbstractToolset
+
+logger = logging.getLogger("truloop.server")
+
+SERVER_NAME = "truloop-mcp"
+INSTRUCTIONS = (
+    "Tools of the truloop assistant. Dates are ISO 8601 (YYYY-MM-DD); times carry UTC offsets. "
+    "A failed call explains what to change; a cancelled one means the user said no."
+)
+
+
+class TruloopMCP(MCPServer):
+    def __init__(self, surface: Surface, *, confirm_policy: Any, services: Any = None, **kwargs: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            own_version = version("truloop-mcp")
+        except PackageNotFoundError:
+            own_version = "0.0.0"
+        super().__init__(SERVER_NAME, version=own_version, instructions=INSTRUCTIONS, **kwargs)
+        self.surface = surface
+        self.confirm_policy = confirm_policy
+        self.services = services
+        self._published: dict[int, list[types.Tool]] = {}
+        self._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+
+    def _published_tools(self, toolset: AbstractToolset) -> list[types.Tool]:
+        published = self._published.get(id(toolset))
+        if published is None:
+            published = self._published[id(toolset)] = [to_mcp_tool(tool) for tool in toolset]
+        return published
+
+    async def list_tools(self) -> list[types.Tool]:
+        _, toolset = self.surface.resolve()
+        return self._published_tools(toolset)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        caller, toolset = self.surface.resolve()
+        ctx = ToolContext(caller=caller, confirm_policy=self.confirm_policy, services=self.services)
+        if context is not None and _in_request(context):
+            ctx.confirmer = ElicitationConfirmer(McpAsker(context))
+            ctx.report_progress = context.report_progress
+        return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
+
+
+async def _set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    # Accepted for handshake-era clients; tool calls emit no protocol log messages today.
+    logger.debug("client asked for log level %s", params.level)
+    return types.EmptyResult()
+
+
+def _in_request(context: Context) -> bool:
+    try:
+        context.request_context
+    except ValueError:
+        return False
+    return True

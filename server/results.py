@@ -1,0 +1,44 @@
+"""Envelope -> MCP `CallToolResult` (or the `InputRequiredResult` a port asked for)."""
+
+from __future__ import annotations
+
+import json
+
+import mcp.types as types
+
+from toolsets.toolset import Tool
+from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolOk, ToolResult
+
+
+def to_mcp_result(outcome: ToolResult) -> types.CallToolResult | types.InputRequiredResult:
+    if isinstance(outcome, ToolOk):
+        data = outcome.data.model_dump(mode="json")
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+    if isinstance(outcome, ToolInputRequired):
+        return outcome.payload
+    if isinstance(outcome, ToolErr):
+        text = outcome.reason + (" This may succeed if retried shortly." if outcome.retryable else "")
+    else:
+        assert isinstance(outcome, ToolCancelled)
+        text = f"Cancelled: {outcome.reason}"
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=outcome.structured(), is_error=True
+    )
+
+
+def to_mcp_tool(tool: Tool) -> types.Tool:
+    hints = tool.hints
+    return types.Tool(
+        name=tool.name,
+        title=tool.name.replace("_", " ").capitalize(),
+        description=tool.description,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+        annotations=types.ToolAnnotations(
+            read_only_hint=hints.read_only,
+            destructive_hint=hints.destructive,
+            idempotent_hint=hints.idempotent,
+            open_world_hint=hints.open_world,
+        ),
+    )

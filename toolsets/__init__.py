@@ -1,0 +1,4 @@
+"""The assistant's toolsets: plain Python + pydantic, usable in-process by any agent framework.
+
+Never imports `mcp`, `server` or `bridge`.
+"""

@@ -1,0 +1,7 @@
+"""event toolset (see DESIGN section 4); its tools arrive with the issue that implements them."""
+
+from __future__ import annotations
+
+from toolsets.toolset import Toolset
+
+event_toolset = Toolset("event")

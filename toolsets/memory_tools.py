@@ -1,0 +1,7 @@
+"""memory toolset (see DESIGN section 4); its tools arrive with the issue that implements them."""
+
+from __future__ import annotations
+
+from toolsets.toolset import Toolset
+
+memory_toolset = Toolset("memory")

@@ -1,0 +1,7 @@
+"""permission toolset (see DESIGN section 4); its tools arrive with the issue that implements them."""
+
+from __future__ import annotations
+
+from toolsets.toolset import Toolset
+
+permission_toolset = Toolset("permission")

@@ -28,30 +28,62 @@ def _csv(value: str | None) -> tuple[str, ...]:
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ.get
     p = _OneLineParser(prog=PROG, description="The truloop assistant's toolsets as an MCP server.")
-    p.add_argument("--transport", choices=["stdio", "sse", "http"], default="stdio",
-                   help="stdio (default); http = streamable HTTP at /mcp (the HTTP app also serves SSE); "
-                        "sse = the same HTTP app, for hosts that want the legacy /sse endpoint")
+    p.add_argument(
+        "--transport",
+        choices=["stdio", "sse", "http"],
+        default="stdio",
+        help="stdio (default); http = streamable HTTP at /mcp (the HTTP app also serves SSE); "
+        "sse = the same HTTP app, for hosts that want the legacy /sse endpoint",
+    )
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000; 0 picks a free one)")
-    p.add_argument("--profile", choices=["member", "notification-safe", "guest"], default="member",
-                   help="toolsets published on stdio and unauthenticated HTTP (with a JWT secret, the token's "
-                        "role decides)")
+    p.add_argument(
+        "--profile",
+        choices=["member", "notification-safe", "guest"],
+        default="member",
+        help="toolsets published on stdio and unauthenticated HTTP (with a JWT secret, the token's role decides)",
+    )
     p.add_argument("--user", default=env("TRULOOP_USER", "local"), help="identity on stdio [TRULOOP_USER]")
-    p.add_argument("--timezone", default=env("TRULOOP_TIMEZONE"),
-                   help="the --user's IANA time zone [TRULOOP_TIMEZONE; default: this machine's]")
+    p.add_argument(
+        "--timezone",
+        default=env("TRULOOP_TIMEZONE"),
+        help="the --user's IANA time zone [TRULOOP_TIMEZONE; default: this machine's]",
+    )
     p.add_argument("--data-dir", default=env("TRULOOP_DATA_DIR"), help="embedded store [TRULOOP_DATA_DIR]")
-    p.add_argument("--docs", dest="docs_dir", default=env("TRULOOP_DOCS_DIR"),
-                   help="knowledge-base folder [TRULOOP_DOCS_DIR; default <data-dir>/docs]")
+    p.add_argument(
+        "--docs",
+        dest="docs_dir",
+        default=env("TRULOOP_DOCS_DIR"),
+        help="knowledge-base folder [TRULOOP_DOCS_DIR; default <data-dir>/docs]",
+    )
     p.add_argument("--redis-url", default=env("REDIS_URL"), help="shared state for replicas [REDIS_URL]")
     p.add_argument("--demo", action="store_true", help="seed a small demo data set if the store is empty")
-    p.add_argument("--confirm", choices=["auto", "strict", "off"], default=env("TRULOOP_CONFIRM", "auto"),
-                   help="confirmation of destructive tools (default auto) [TRULOOP_CONFIRM]")
-    p.add_argument("--allowed-host", dest="allowed_hosts", action="append", default=None,
-                   help="Host header to accept (repeatable, e.g. mcp.example.com:443) [TRULOOP_ALLOWED_HOSTS]")
-    p.add_argument("--allowed-origin", dest="allowed_origins", action="append", default=None,
-                   help="Origin header to accept (repeatable) [TRULOOP_ALLOWED_ORIGINS]")
-    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                   default=env("TRULOOP_LOG_LEVEL", "WARNING"), help="stderr log level (default WARNING)")
+    p.add_argument(
+        "--confirm",
+        choices=["auto", "strict", "off"],
+        default=env("TRULOOP_CONFIRM", "auto"),
+        help="confirmation of destructive tools (default auto) [TRULOOP_CONFIRM]",
+    )
+    p.add_argument(
+        "--allowed-host",
+        dest="allowed_hosts",
+        action="append",
+        default=None,
+        help="Host header to accept (repeatable, e.g. mcp.example.com:443) [TRULOOP_ALLOWED_HOSTS]",
+    )
+    p.add_argument(
+        "--allowed-origin",
+        dest="allowed_origins",
+        action="append",
+        default=None,
+        help="Origin header to accept (repeatable) [TRULOOP_ALLOWED_ORIGINS]",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        default=env("TRULOOP_LOG_LEVEL", "WARNING"),
+        help="stderr log level (default WARNING)",
+    )
     return p
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 
 from toolsets.context import Caller, Role
-from toolsets.profiles import profile
+from toolsets.profiles import profiles
 from toolsets.toolset import AbstractToolset
 
 logger = logging.getLogger("truloop.auth")
@@ -91,10 +91,11 @@ class Surface:
     member_profile: str
     default_caller: Caller
     default_profile: str
+    catalog: Mapping[str, AbstractToolset] = field(default_factory=profiles)
 
     def resolve(self) -> tuple[Caller, AbstractToolset]:
         token = get_access_token()
         if token is None or token.claims is None:
-            return self.default_caller, profile(self.default_profile)
+            return self.default_caller, self.catalog[self.default_profile]
         caller = caller_from_claims(token.claims, self.default_caller.timezone)
-        return caller, profile(self.member_profile if caller.role == "member" else "guest")
+        return caller, self.catalog[self.member_profile if caller.role == "member" else "guest"]

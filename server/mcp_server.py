@@ -73,7 +73,6 @@ async def _set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.Emp
 
 def _in_request(context: Context) -> bool:
     try:
-        context.request_context
+        return context.request_context is not None
     except ValueError:
         return False
-    return True

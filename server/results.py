@@ -6,8 +6,8 @@ import json
 
 import mcp.types as types
 
-from toolsets.toolset import Tool
 from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolOk, ToolResult
+from toolsets.toolset import Tool
 
 
 def to_mcp_result(outcome: ToolResult) -> types.CallToolResult | types.InputRequiredResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import socket
 from typing import Any
 
 import anyio
@@ -42,21 +43,37 @@ async def _serve_stdio(settings: Settings) -> None:
         tg.cancel_scope.cancel()
 
 
+def _bind(host: str, port: int) -> socket.socket:
+    """Bind before serving, so a taken port is one clear error instead of uvicorn's exit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
 async def _serve_http(settings: Settings) -> None:
     import uvicorn
 
     from server.http_app import build_http_app
 
-    config = uvicorn.Config(
-        build_http_app(settings), host=settings.host, port=settings.port, log_level="warning", lifespan="on"
-    )
+    sock = _bind(settings.host, settings.port)
+    config = uvicorn.Config(build_http_app(settings), log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
+    host, port = sock.getsockname()[:2]
+    logger.warning("serving MCP on http://%s:%s/mcp (SSE at /sse)", host, port)
 
     def stop() -> None:
         server.should_exit = True
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(_until_signal, tg.cancel_scope, stop)
-        await server.serve()
+        await server.serve(sockets=[sock])
         tg.cancel_scope.cancel()

@@ -24,7 +24,7 @@ def default_data_dir() -> Path:
 def local_timezone() -> str:
     """The machine's IANA zone (TZ, then /etc/localtime), else UTC."""
     tz = os.environ.get("TZ", "").lstrip(":")
-    if tz and "/" in tz or tz == "UTC":
+    if (tz and "/" in tz) or tz == "UTC":
         return tz
     try:
         target = os.path.realpath("/etc/localtime")

@@ -22,7 +22,7 @@ class Caller:
     claims: Mapping[str, Any] = field(default_factory=dict)
 
 
-class ConfirmPolicy(str, enum.Enum):
+class ConfirmPolicy(enum.StrEnum):
     """How destructive tools are confirmed (`--confirm`)."""
 
     AUTO = "auto"  # ask when the client can be asked, else rely on the host's own approval
@@ -30,7 +30,7 @@ class ConfirmPolicy(str, enum.Enum):
     OFF = "off"  # never ask
 
 
-class Decision(str, enum.Enum):
+class Decision(enum.StrEnum):
     ACCEPTED = "accepted"
     DECLINED = "declined"
     CANCELLED = "cancelled"

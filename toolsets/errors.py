@@ -26,7 +26,7 @@ class ToolInputError(ToolError):
         super().__init__(message, code="validation")
 
 
-class CallDeferred(Exception):
+class CallDeferred(Exception):  # noqa: N818 - the seed's name (pydantic-ai's too)
     """Raised by a tool that cannot run in the server: the client's side must answer it.
 
     `arguments` are the validated tool arguments; `notification_message` is the text the

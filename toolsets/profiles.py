@@ -37,8 +37,14 @@ def profiles() -> Mapping[str, AbstractToolset]:
     )
     # An allow-list: agents composing notifications must not create events, look users up or send
     # messages, and a toolset added to `member` later stays out until it is listed here.
-    safe = {datetime_toolset.name, knowledge_toolset.name, interaction_toolset.name, permission_toolset.name,
-            places_toolset.name, memory_toolset.name}
+    safe = {
+        datetime_toolset.name,
+        knowledge_toolset.name,
+        interaction_toolset.name,
+        permission_toolset.name,
+        places_toolset.name,
+        memory_toolset.name,
+    }
     notification_safe = member.filtered(lambda tool: tool.toolset in safe, name="notification-safe")
     return {"member": member, "notification-safe": notification_safe, "guest": CombinedToolset("guest", guest_toolset)}
 

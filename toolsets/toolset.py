@@ -24,7 +24,7 @@ ToolFunction = Callable[..., Awaitable[BaseModel]]
 class Tool:
     """One published tool: its function, hints and (lazily built) schemas."""
 
-    __slots__ = ("name", "toolset", "function", "hints", "deferred", "__dict__")
+    __slots__ = ("__dict__", "deferred", "function", "hints", "name", "toolset")
 
     def __init__(self, function: ToolFunction, *, name: str, toolset: str, hints: ToolHints, deferred: bool) -> None:
         if not inspect.iscoroutinefunction(function):
@@ -175,4 +175,3 @@ class FilteredToolset(AbstractToolset):
 
     def tools(self) -> Mapping[str, Tool]:
         return self._tools
-

@@ -1,0 +1,548 @@
+"""stdio benchmark: a bare `mcp` MCPServer (a) against truloop-mcp (b), interleaved a, b, a, b...
+
+No MCP client on the measuring side: each server runs as a subprocess and JSON-RPC travels as
+newline-delimited JSON over its pipes, read and written with `os.read`/`os.write` through a selector.
+
+Measured for each server:
+  cold start   time from spawn to the initialize response (initialize is written right after spawn);
+               --trials fresh processes each, alternating a, b.
+  call latency one long-lived session per server; after initialize, notifications/initialized and
+               --warmup calls, --calls sequential tools/call requests, alternating a, b; p50/p99.
+  pipelined    --pipeline tools/call requests written at once, then all responses read;
+               --pipeline-rounds rounds alternating a, b; calls/s (median round)
+               and the server's CPU time per call (from /proc, Linux only).
+
+Usage (from any cwd):
+    python bench/stdio_bench.py [--trials 15] [--calls 300] [--pipeline 1000] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import selectors
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+PROJECT_DIR = BENCH_DIR.parent
+VENV_PYTHON = PROJECT_DIR / ".venv" / "bin" / "python"
+
+PROTOCOL_VERSION = "2025-11-25"
+TOOL_NAME = "get_day_of_week"
+TOOL_ARGS: dict[str, Any] = {"date": "2026-03-10"}
+EXPECTED_DAY = "Tuesday"
+READ_CHUNK = 1 << 16
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def initialize_line(request_id: int) -> bytes:
+    return _line(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "stdio-bench", "version": "1.0"},
+            },
+        }
+    )
+
+
+INITIALIZED_LINE = _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def call_line(request_id: int) -> bytes:
+    return _line(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": TOOL_NAME, "arguments": TOOL_ARGS},
+        }
+    )
+
+
+@dataclass(frozen=True)
+class Target:
+    key: str  # "a" or "b"
+    label: str
+    argv: tuple[str, ...]
+
+
+class ServerProcess:
+    """One server subprocess, spoken to with raw JSON lines over its stdin/stdout pipes."""
+
+    def __init__(self, target: Target, *, cwd: Path, env: dict[str, str]) -> None:
+        self.target = target
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(
+            target.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            cwd=cwd,
+            env=env,
+            bufsize=0,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in_fd = self.proc.stdin.fileno()
+        self._out_fd = self.proc.stdout.fileno()
+        os.set_blocking(self._in_fd, False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._out_fd, selectors.EVENT_READ)
+        self._buffer = bytearray()
+        self._next_id = 1
+        self.stray_messages = 0  # lines that were not responses we waited for (notifications, ...)
+
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU time the server process has used so far (Linux /proc; None elsewhere)."""
+        try:
+            stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
+        except OSError:
+            return None
+        fields = stat[stat.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    def new_ids(self, count: int) -> range:
+        ids = range(self._next_id, self._next_id + count)
+        self._next_id += count
+        return ids
+
+    def exchange(self, payload: bytes, wanted: Sequence[int], deadline: float) -> dict[int, dict[str, Any]]:
+        """Write `payload` (interleaving reads so neither pipe can fill up) and return the responses to `wanted`."""
+        pending = set(wanted)
+        responses: dict[int, dict[str, Any]] = {}
+        view = memoryview(payload)
+        written = 0
+        if view:
+            written = self._write_some(view)
+        writing = written < len(view)
+        if writing:
+            self._selector.register(self._in_fd, selectors.EVENT_WRITE)
+        try:
+            while pending or writing:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    raise BenchError(
+                        f"{self.target.label}: timed out with {len(pending)} of {len(wanted)} responses missing"
+                        f"{self.stderr_tail()}"
+                    )
+                for key, _ in self._selector.select(remaining):
+                    if key.fd == self._in_fd:
+                        written += self._write_some(view[written:])
+                        if written >= len(view):
+                            writing = False
+                            self._selector.unregister(self._in_fd)
+                    else:
+                        self._read_some(pending, responses)
+        finally:
+            if writing:
+                self._selector.unregister(self._in_fd)
+        return responses
+
+    def _write_some(self, data: memoryview) -> int:
+        try:
+            return os.write(self._in_fd, data)
+        except BlockingIOError:
+            return 0
+        except BrokenPipeError:
+            raise BenchError(f"{self.target.label}: the server closed its stdin{self.stderr_tail()}") from None
+
+    def _read_some(self, pending: set[int], responses: dict[int, dict[str, Any]]) -> None:
+        chunk = os.read(self._out_fd, READ_CHUNK)
+        if not chunk:
+            raise BenchError(f"{self.target.label}: the server closed its stdout{self.stderr_tail()}")
+        self._buffer += chunk
+        start = 0
+        while True:
+            end = self._buffer.find(b"\n", start)
+            if end < 0:
+                break
+            raw = bytes(self._buffer[start:end])
+            start = end + 1
+            if not raw.strip():
+                continue
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                raise BenchError(f"{self.target.label}: non-JSON line on stdout: {raw[:200]!r}") from None
+            request_id = message.get("id") if isinstance(message, dict) else None
+            if request_id in pending and ("result" in message or "error" in message):
+                pending.discard(request_id)
+                responses[request_id] = message
+            else:
+                self.stray_messages += 1
+        del self._buffer[:start]
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.flush()
+            self._stderr.seek(0)
+            text = self._stderr.read().decode(errors="replace").strip()
+            if text:
+                return f"\n--- {self.target.label} stderr (tail) ---\n{text[-limit:]}"
+        return ""
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Close stdin (end of input), wait, then terminate, then kill."""
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            self._selector.close()
+        with contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=2.0)
+        with contextlib.suppress(OSError):
+            assert self.proc.stdout is not None
+            self.proc.stdout.close()
+        with contextlib.suppress(OSError):
+            self._stderr.close()
+
+
+class Launcher:
+    """Spawns servers and guarantees every one of them is closed."""
+
+    def __init__(self, *, cwd: Path, env: dict[str, str], timeout: float) -> None:
+        self.cwd = cwd
+        self.env = env
+        self.timeout = timeout
+        self._live: list[ServerProcess] = []
+
+    def spawn(self, target: Target) -> ServerProcess:
+        server = ServerProcess(target, cwd=self.cwd, env=self.env)
+        self._live.append(server)
+        return server
+
+    def close(self, server: ServerProcess) -> None:
+        with contextlib.suppress(ValueError):
+            self._live.remove(server)
+        server.close()
+
+    def close_all(self) -> None:
+        while self._live:
+            self.close(self._live[-1])
+
+    def deadline(self, seconds: float | None = None) -> float:
+        return time.perf_counter() + (seconds if seconds is not None else self.timeout)
+
+
+def _check_initialize(target: Target, response: dict[str, Any]) -> None:
+    result = response.get("result")
+    if not isinstance(result, dict) or "protocolVersion" not in result:
+        raise BenchError(f"{target.label}: bad initialize response: {response}")
+
+
+def _check_call(target: Target, response: dict[str, Any]) -> None:
+    result = response.get("result")
+    if not isinstance(result, dict) or result.get("isError"):
+        raise BenchError(f"{target.label}: tools/call failed: {response}")
+    structured = result.get("structuredContent")
+    if not isinstance(structured, dict) or structured.get("day_of_week") != EXPECTED_DAY:
+        raise BenchError(f"{target.label}: unexpected tools/call result: {response}")
+
+
+def cold_start(launcher: Launcher, target: Target) -> float:
+    """Seconds from spawn to the initialize response."""
+    start = time.perf_counter()
+    server = launcher.spawn(target)
+    try:
+        response = server.exchange(initialize_line(0), [0], launcher.deadline())[0]
+        elapsed = time.perf_counter() - start
+        _check_initialize(target, response)
+        return elapsed
+    finally:
+        launcher.close(server)
+
+
+def open_session(launcher: Launcher, target: Target, warmup: int) -> ServerProcess:
+    server = launcher.spawn(target)
+    _check_initialize(target, server.exchange(initialize_line(0), [0], launcher.deadline())[0])
+    server.exchange(INITIALIZED_LINE, [], launcher.deadline())
+    for request_id in server.new_ids(warmup):
+        _check_call(target, server.exchange(call_line(request_id), [request_id], launcher.deadline())[request_id])
+    return server
+
+
+def timed_call(launcher: Launcher, server: ServerProcess) -> float:
+    (request_id,) = server.new_ids(1)
+    payload = call_line(request_id)
+    deadline = launcher.deadline()
+    start = time.perf_counter()
+    response = server.exchange(payload, [request_id], deadline)[request_id]
+    elapsed = time.perf_counter() - start
+    _check_call(server.target, response)
+    return elapsed
+
+
+def pipelined(launcher: Launcher, server: ServerProcess, count: int) -> tuple[float, float | None]:
+    """calls/s for `count` tools/call requests written at once, and the server's CPU seconds per call."""
+    ids = server.new_ids(count)
+    payload = b"".join(call_line(request_id) for request_id in ids)
+    deadline = launcher.deadline(max(launcher.timeout, count * 0.05))
+    cpu_before = server.cpu_seconds()
+    start = time.perf_counter()
+    responses = server.exchange(payload, ids, deadline)
+    elapsed = time.perf_counter() - start
+    cpu_after = server.cpu_seconds()
+    for request_id in ids:
+        _check_call(server.target, responses[request_id])
+    cpu = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) / count
+    return count / elapsed, cpu
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("no values")
+    position = (len(ordered) - 1) * pct / 100.0
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+@dataclass
+class Samples:
+    cold_start_s: list[float] = field(default_factory=list)
+    call_s: list[float] = field(default_factory=list)
+    pipelined_cps: list[float] = field(default_factory=list)
+    pipelined_cpu_s: list[float] = field(default_factory=list)  # server CPU seconds per call, per round
+    stray_messages: int = 0
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "cold_start_p50_ms": statistics.median(self.cold_start_s) * 1e3,
+            "cold_start_min_ms": min(self.cold_start_s) * 1e3,
+            "cold_start_max_ms": max(self.cold_start_s) * 1e3,
+            "call_p50_ms": percentile(self.call_s, 50) * 1e3,
+            "call_p99_ms": percentile(self.call_s, 99) * 1e3,
+            "call_mean_ms": statistics.fmean(self.call_s) * 1e3,
+            "pipelined_calls_per_s": statistics.median(self.pipelined_cps),
+            "pipelined_best_calls_per_s": max(self.pipelined_cps),
+            "pipelined_cpu_ms_per_call": statistics.median(self.pipelined_cpu_s) * 1e3
+            if self.pipelined_cpu_s
+            else float("nan"),
+        }
+
+
+def _interleaved(targets: Sequence[Target], rounds: int) -> Iterator[tuple[int, Target]]:
+    for index in range(rounds):
+        for target in targets:
+            yield index, target
+
+
+def run_benchmark(
+    args: argparse.Namespace, targets: Sequence[Target], log: Callable[[str], None]
+) -> dict[str, Samples]:
+    env = dict(os.environ)
+    for noisy in ("PYTHONPROFILEIMPORTTIME", "PYTHONTRACEMALLOC", "PYTHONDEVMODE", "PYTHONASYNCIODEBUG"):
+        env.pop(noisy, None)
+    launcher = Launcher(cwd=PROJECT_DIR, env=env, timeout=args.timeout)
+    samples = {target.key: Samples() for target in targets}
+    overall_deadline = time.perf_counter() + args.max_seconds
+
+    def check_budget() -> None:
+        if time.perf_counter() > overall_deadline:
+            raise BenchError(f"overall time budget of {args.max_seconds:.0f}s exceeded")
+
+    try:
+        for target in targets:  # untimed: warms the page cache and .pyc files for both
+            cold_start(launcher, target)
+        log(f"cold start: {args.trials} trials each, interleaved")
+        for _, target in _interleaved(targets, args.trials):
+            check_budget()
+            samples[target.key].cold_start_s.append(cold_start(launcher, target))
+
+        log(f"tools/call latency: {args.warmup} warm-up + {args.calls} sequential calls each, interleaved")
+        sessions = {target.key: open_session(launcher, target, args.warmup) for target in targets}
+        for index, target in _interleaved(targets, args.calls):
+            if index % 50 == 0:
+                check_budget()
+            samples[target.key].call_s.append(timed_call(launcher, sessions[target.key]))
+
+        log(f"pipelined: {args.pipeline_rounds} rounds of {args.pipeline} calls each, interleaved")
+        for _, target in _interleaved(targets, args.pipeline_rounds):
+            check_budget()
+            calls_per_s, cpu_per_call = pipelined(launcher, sessions[target.key], args.pipeline)
+            samples[target.key].pipelined_cps.append(calls_per_s)
+            if cpu_per_call is not None:
+                samples[target.key].pipelined_cpu_s.append(cpu_per_call)
+        for target in targets:
+            samples[target.key].stray_messages = sessions[target.key].stray_messages
+    finally:
+        launcher.close_all()
+    return samples
+
+
+def render_table(targets: Sequence[Target], summaries: dict[str, dict[str, float]], ratios: dict[str, float]) -> str:
+    a, b = (summaries[target.key] for target in targets)
+    rows: list[tuple[str, str, str, str]] = [
+        ("metric", f"(a) {targets[0].label}", f"(b) {targets[1].label}", "ratio"),
+        (
+            "cold start p50 (ms)",
+            f"{a['cold_start_p50_ms']:.1f}",
+            f"{b['cold_start_p50_ms']:.1f}",
+            f"b/a {ratios['cold_start_p50_b_over_a']:.2f}",
+        ),
+        (
+            "cold start min (ms)",
+            f"{a['cold_start_min_ms']:.1f}",
+            f"{b['cold_start_min_ms']:.1f}",
+            f"b/a {ratios['cold_start_min_b_over_a']:.2f}",
+        ),
+        (
+            "call p50 (ms)",
+            f"{a['call_p50_ms']:.3f}",
+            f"{b['call_p50_ms']:.3f}",
+            f"b/a {ratios['call_p50_b_over_a']:.2f}",
+        ),
+        (
+            "call p99 (ms)",
+            f"{a['call_p99_ms']:.3f}",
+            f"{b['call_p99_ms']:.3f}",
+            f"b/a {ratios['call_p99_b_over_a']:.2f}",
+        ),
+        (
+            "pipelined (calls/s)",
+            f"{a['pipelined_calls_per_s']:.0f}",
+            f"{b['pipelined_calls_per_s']:.0f}",
+            f"a/b {ratios['pipelined_a_over_b']:.2f}",
+        ),
+        (
+            "pipelined server CPU/call (ms)",
+            f"{a['pipelined_cpu_ms_per_call']:.3f}",
+            f"{b['pipelined_cpu_ms_per_call']:.3f}",
+            f"b/a {ratios['pipelined_cpu_b_over_a']:.2f}",
+        ),
+    ]
+    widths = [max(len(row[col]) for row in rows) for col in range(4)]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells))
+        if index == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def default_python() -> str:
+    return str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--python", default=default_python(), help="interpreter for both servers (default: %(default)s)")
+    p.add_argument("--trials", type=int, default=15, help="cold-start spawns per server (default 15)")
+    p.add_argument("--calls", type=int, default=300, help="sequential timed tools/call per server (default 300)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed tools/call before the latency loop (default 10)")
+    p.add_argument("--pipeline", type=int, default=1000, help="tools/call written at once per round (default 1000)")
+    p.add_argument("--pipeline-rounds", type=int, default=5, help="pipelined rounds per server (default 5)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds allowed per step (default 30)")
+    p.add_argument("--max-seconds", type=float, default=900.0, help="overall time budget (default 900)")
+    p.add_argument("--json", type=Path, default=None, help="also write the results as JSON to this path")
+    args = p.parse_args(argv)
+    for name in ("trials", "calls", "pipeline", "pipeline_rounds"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.warmup < 0:
+        p.error("--warmup must not be negative")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    targets = (
+        Target("a", "bare MCPServer", (args.python, str(BENCH_DIR / "bare_server.py"))),
+        Target("b", "truloop-mcp", (args.python, "-m", "server")),
+    )
+
+    def log(message: str) -> None:
+        print(f"# {message}", file=sys.stderr, flush=True)
+
+    log(f"python: {args.python}; cwd for servers: {PROJECT_DIR}")
+    started = time.perf_counter()
+    try:
+        samples = run_benchmark(args, targets, log)
+    except BenchError as exc:
+        print(f"stdio_bench: error: {exc}", file=sys.stderr)
+        return 1
+    summaries = {key: value.summary() for key, value in samples.items()}
+    a, b = summaries["a"], summaries["b"]
+    ratios = {
+        "cold_start_p50_b_over_a": b["cold_start_p50_ms"] / a["cold_start_p50_ms"],
+        "cold_start_min_b_over_a": b["cold_start_min_ms"] / a["cold_start_min_ms"],
+        "call_p50_b_over_a": b["call_p50_ms"] / a["call_p50_ms"],
+        "call_p99_b_over_a": b["call_p99_ms"] / a["call_p99_ms"],
+        "pipelined_a_over_b": a["pipelined_calls_per_s"] / b["pipelined_calls_per_s"],
+        "pipelined_cpu_b_over_a": b["pipelined_cpu_ms_per_call"] / a["pipelined_cpu_ms_per_call"],
+    }
+    print(render_table(targets, summaries, ratios))
+    for target in targets:
+        if samples[target.key].stray_messages:
+            print(f"note: {target.label} sent {samples[target.key].stray_messages} non-response lines")
+    if args.json is not None:
+        report = {
+            "config": {
+                "python": args.python,
+                "python_version": platform.python_version(),
+                "platform": platform.platform(),
+                "cpu_count": os.cpu_count(),
+                "protocol_version": PROTOCOL_VERSION,
+                "tool": TOOL_NAME,
+                "arguments": TOOL_ARGS,
+                "trials": args.trials,
+                "calls": args.calls,
+                "warmup": args.warmup,
+                "pipeline": args.pipeline,
+                "pipeline_rounds": args.pipeline_rounds,
+                "duration_s": time.perf_counter() - started,
+            },
+            "targets": {
+                target.key: {
+                    "label": target.label,
+                    "argv": list(target.argv),
+                    "summary": summaries[target.key],
+                    "cold_start_ms": [value * 1e3 for value in samples[target.key].cold_start_s],
+                    "call_ms": [value * 1e3 for value in samples[target.key].call_s],
+                    "pipelined_calls_per_s": samples[target.key].pipelined_cps,
+                    "pipelined_cpu_ms_per_call": [value * 1e3 for value in samples[target.key].pipelined_cpu_s],
+                }
+                for target in targets
+            },
+            "ratios": ratios,
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

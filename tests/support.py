@@ -1,0 +1,101 @@
+"""Helpers shared by the tests: servers built in-process, real subprocesses, tokens."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import mcp.types as types
+
+from server.app import build_server
+from server.identity import Surface
+from server.mcp_server import TruloopMCP
+from server.settings import Settings
+from toolsets.context import Caller, ConfirmPolicy
+from toolsets.toolset import AbstractToolset
+
+SECRET = "test-secret-" + "x" * 32
+BIN = Path(sys.executable).parent
+TRULOOP = str(BIN / "truloop-mcp")
+
+
+def settings(**overrides: Any) -> Settings:
+    values: dict[str, Any] = {"user": "alice", "timezone": "Asia/Seoul"}
+    values.update(overrides)
+    return Settings(**values)
+
+
+def server_for(profile: str = "member", **overrides: Any) -> TruloopMCP:
+    return build_server(settings(profile=profile, **overrides))
+
+
+def server_with(catalog: Mapping[str, AbstractToolset], policy: ConfirmPolicy = ConfirmPolicy.AUTO) -> TruloopMCP:
+    surface = Surface("test", Caller("alice", timezone="Asia/Seoul"), "test", catalog=catalog)
+    return TruloopMCP(surface, confirm_policy=policy, log_level="WARNING")
+
+
+def token(sub: str = "alice", role: str | None = "member", secret: str = SECRET, **claims: Any) -> str:
+    payload: dict[str, Any] = {"sub": sub, "exp": int(time.time()) + 300, **claims}
+    if role is not None:
+        payload["role"] = role
+    return jwt.encode(payload, secret, algorithm="HS256")
+
+
+def answering(action: str, content: dict[str, Any] | None = None, seen: list[str] | None = None) -> Any:
+    async def callback(context: Any, params: Any) -> types.ElicitResult:
+        if seen is not None:
+            seen.append(params.message)
+        return types.ElicitResult(action=action, content=content if action == "accept" else None)  # type: ignore[arg-type]
+
+    return callback
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout: float = 20.0) -> Iterator[str]:
+    """Run `truloop-mcp --transport http` on a free loopback port; yields its base URL."""
+    port = free_port()
+    cmd = [TRULOOP, "--transport", "http", "--host", "127.0.0.1", "--port", str(port), *args]
+    proc = subprocess.Popen(cmd, env=dict(env or child_env()), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited early: {proc.stderr.read().decode() if proc.stderr else ''}")
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1.0).status_code in (200, 503):
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not become healthy in time")
+            time.sleep(0.05)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,81 @@
+"""The command line: one clear line for bad input, clean shutdown of the HTTP server."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from tests.support import TRULOOP, child_env, free_port
+
+
+def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TRULOOP, *args], capture_output=True, text=True, timeout=30, env=child_env(**env))
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "needle"),
+    [
+        (["--transport", "carrier-pigeon"], {}, "--transport"),
+        (["--port", "abc"], {}, "--port"),
+        (["--port", "70000"], {}, "port"),
+        (["--profile", "admin"], {}, "--profile"),
+        (["--confirm", "maybe"], {}, "--confirm"),
+        (["--timezone", "Mars/Base"], {}, "IANA"),
+        (["--no-such-flag"], {}, "unrecognized"),
+        (["--transport", "http", "--host", "0.0.0.0"], {}, "TRULOOP_JWT_SECRET"),
+        ([], {"TRULOOP_JWT_SECRET": "short"}, "32 bytes"),
+        ([], {"TRULOOP_STATE_KEYS": "short"}, "32 bytes"),
+    ],
+)
+def test_bad_input_exits_non_zero_with_one_line(args: list[str], env: dict[str, str], needle: str) -> None:
+    proc = run(*args, **env)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("truloop-mcp: error:") and needle in lines[0]
+    assert proc.stdout == ""
+
+
+def test_python_dash_m_server_is_the_same_program() -> None:
+    proc = subprocess.run([sys.executable, "-m", "server", "--help"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and "--transport" in proc.stdout
+
+
+def test_port_in_use_is_one_line() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = run("--transport", "http", "--port", str(port))
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_http_server_shuts_down_cleanly(signum: int) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [TRULOOP, "--transport", "http", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err

@@ -1,0 +1,76 @@
+"""tools/list per profile, in both protocol eras, and the quality of every published tool."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+
+from tests.support import server_for
+
+# DESIGN section 4: the fixed tool names of each toolset (filled as the toolsets land).
+TOOLSET_TOOLS: dict[str, set[str]] = {
+    "datetime": {"get_day_of_week", "get_current_datetime"},
+    "user": set(),
+    "knowledge": set(),
+    "memory": set(),
+    "places": set(),
+    "relay": set(),
+    "event": set(),
+    "interaction": set(),
+    "permission": set(),
+    "guest": set(),
+}
+PROFILE_TOOLSETS = {
+    "member": ["datetime", "user", "knowledge", "memory", "places", "relay", "event", "interaction", "permission"],
+    "notification-safe": ["datetime", "knowledge", "interaction", "permission", "places", "memory"],
+    "guest": ["guest"],
+}
+
+
+def expected(profile: str) -> set[str]:
+    return set().union(*(TOOLSET_TOOLS[name] for name in PROFILE_TOOLSETS[profile]))
+
+
+def test_notification_safe_never_has_event_user_or_relay_tools() -> None:
+    forbidden = TOOLSET_TOOLS["event"] | TOOLSET_TOOLS["user"] | TOOLSET_TOOLS["relay"]
+    assert not expected("notification-safe") & forbidden
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("profile", list(PROFILE_TOOLSETS))
+async def test_tools_list_per_profile(mode: str, profile: str) -> None:
+    async with Client(server_for(profile), mode=mode) as client:
+        assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+        tools = (await client.list_tools()).tools
+        assert {tool.name for tool in tools} == expected(profile)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_every_tool_is_described_typed_and_annotated(mode: str) -> None:
+    async with Client(server_for("member"), mode=mode) as client:
+        tools = (await client.list_tools()).tools
+    assert tools
+    for tool in tools:
+        assert tool.description and len(tool.description) > 20, tool.name
+        assert tool.input_schema["type"] == "object"
+        for name, prop in tool.input_schema.get("properties", {}).items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+        assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+        ann = tool.annotations
+        assert ann is not None
+        for hint in ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"):
+            assert isinstance(getattr(ann, hint), bool), f"{tool.name} lacks {hint}"
+        assert not (ann.read_only_hint and ann.destructive_hint)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_datetime_annotations_are_truthful(mode: str) -> None:
+    async with Client(server_for("member"), mode=mode) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    day = tools["get_day_of_week"].annotations
+    assert day and day.read_only_hint and day.idempotent_hint and not day.open_world_hint
+    now = tools["get_current_datetime"].annotations
+    assert now and now.read_only_hint and not now.idempotent_hint  # the clock moves

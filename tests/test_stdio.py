@@ -1,0 +1,111 @@
+"""A real `truloop-mcp` subprocess over stdio: SDK client in both eras, and raw JSON-RPC lines."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.support import TRULOOP, child_env
+
+MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+
+
+def params(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=TRULOOP, args=["--timezone", "Asia/Seoul", *args], env=child_env())
+
+
+@pytest.mark.anyio
+@MODES
+async def test_console_script_over_stdio(mode: str) -> None:
+    async with Client(params(), mode=mode) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        result = await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
+    assert {"get_day_of_week", "get_current_datetime"} <= tools
+    assert result.structured_content == {"date": "2026-03-10", "day_of_week": "Tuesday", "iso_weekday": 2}
+
+
+@pytest.mark.anyio
+async def test_profile_flag_on_stdio() -> None:
+    async with Client(params("--profile", "guest"), mode="legacy") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        refused = await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
+    assert "get_day_of_week" not in names
+    assert refused.is_error and refused.structured_content["code"] == "unknown_tool"  # type: ignore[index]
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "1"}},
+}
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 9,
+    "method": "tools/call",
+    "params": {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}},
+}
+
+
+def pipe(lines: list[str]) -> list[dict]:
+    proc = subprocess.run(
+        [TRULOOP], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=30, env=child_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def test_malformed_lines_get_json_rpc_errors_and_serving_goes_on() -> None:
+    replies = pipe(
+        [
+            json.dumps(INIT),
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            "this is not json",
+            json.dumps({"id": 5, "hello": "world"}),
+            "[1, 2, 3]",
+            json.dumps(CALL),
+        ]
+    )
+    by_id: dict = {}
+    nulls = []
+    for reply in replies:
+        if reply.get("id") is None:
+            nulls.append(reply)
+        else:
+            by_id[reply["id"]] = reply
+    assert by_id[1]["result"]["serverInfo"]["name"] == "truloop-mcp"
+    assert by_id[5]["error"]["code"] == -32600
+    assert sorted(reply["error"]["code"] for reply in nulls) == [-32700, -32600]
+    assert by_id[9]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
+
+
+def test_unknown_method_is_method_not_found() -> None:
+    replies = pipe([json.dumps(INIT), json.dumps({"jsonrpc": "2.0", "id": 2, "method": "no/such", "params": {}})])
+    assert any(r.get("id") == 2 and r["error"]["code"] == -32601 for r in replies)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_clean_shutdown_on_signal(signum: int) -> None:
+    proc = subprocess.Popen(
+        [TRULOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env()
+    )
+    assert proc.stdin and proc.stdout
+    proc.stdin.write((json.dumps(INIT) + "\n").encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    time.sleep(0.2)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err
+
+
+def test_end_of_input_exits_cleanly() -> None:
+    proc = subprocess.run([TRULOOP], input="", capture_output=True, text=True, timeout=30, env=child_env())
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr

@@ -21,6 +21,7 @@ from server.identity import Surface
 from server.mcp_server import TruloopMCP
 from server.settings import Settings
 from toolsets.context import Caller, ConfirmPolicy
+from toolsets.services import Services
 from toolsets.toolset import AbstractToolset
 
 SECRET = "test-secret-" + "x" * 32
@@ -34,8 +35,14 @@ def settings(**overrides: Any) -> Settings:
     return Settings(**values)
 
 
-def server_for(profile: str = "member", **overrides: Any) -> TruloopMCP:
-    return build_server(settings(profile=profile, **overrides))
+def server_for(profile: str = "member", services: Services | None = None, **overrides: Any) -> TruloopMCP:
+    """An in-process server over a fresh store (the test's XDG_DATA_HOME) unless `services` is given."""
+    return build_server(settings(profile=profile, **overrides), services=services)
+
+
+def services_for(data_dir: Path, *, transport: Any = None, env: Mapping[str, str] | None = None) -> Services:
+    """Services on `data_dir`; `transport` (an httpx.MockTransport) stands in for the internet."""
+    return Services(data_dir=data_dir, docs_dir=data_dir / "docs", env=dict(env or {}), http_transport=transport)
 
 
 def server_with(catalog: Mapping[str, AbstractToolset], policy: ConfirmPolicy = ConfirmPolicy.AUTO) -> TruloopMCP:

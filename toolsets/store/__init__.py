@@ -1,0 +1,1 @@
+"""The embedded store: SQLite in --data-dir, one module per kind of data."""

@@ -1,0 +1,1 @@
+"""Clients for real upstream APIs (httpx, created lazily)."""

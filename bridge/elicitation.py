@@ -57,6 +57,55 @@ class McpAsker:
         if answer is not None:
             self._answers[pending] = _as_dict(answer)
 
+    def recall(self, key: str) -> Any:
+        """A value remembered earlier in this call (from the sealed state on 2026-07-28)."""
+        return self._answers.get(key)
+
+    def remember(self, key: str, value: Any) -> None:
+        """Keep a JSON value for the rest of this call; on 2026-07-28 it rides in the sealed state."""
+        self._answers[key] = value
+
+    def can_sample(self, *, with_tools: bool = False) -> bool:
+        caps = self._ctx.client_capabilities
+        sampling = caps.sampling if caps is not None else None
+        if sampling is None or (with_tools and sampling.tools is None):
+            return False
+        return self.modern or self._ctx.session.can_send_request
+
+    async def sample(self, key: str, params: types.CreateMessageRequestParams) -> types.CreateMessageResultWithTools:
+        """The client's model answer; raises `CannotAsk`, or `InputRequired` on 2026-07-28 until answered."""
+        if key in self._answers:
+            return types.CreateMessageResultWithTools.model_validate(self._answers[key])
+        if not self.can_sample(with_tools=bool(params.tools)):
+            raise CannotAsk(key)
+        if self.modern:
+            self._suspend(key, types.CreateMessageRequest(params=params))
+        import warnings
+
+        from mcp.shared.exceptions import MCPDeprecationWarning
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                result = await self._ctx.session.create_message(  # type: ignore[call-overload]
+                    params.messages,
+                    max_tokens=params.max_tokens,
+                    system_prompt=params.system_prompt,
+                    tools=params.tools,
+                    tool_choice=params.tool_choice,
+                    related_request_id=self._ctx.request_id,
+                )
+        except MCPError as exc:
+            logger.info("client refused sampling %s: %s", key, exc.error.code)
+            raise CannotAsk(key) from None
+        answer = _as_dict(result)
+        self._answers[key] = answer
+        return types.CreateMessageResultWithTools.model_validate(answer)
+
+    def _suspend(self, key: str, request: Any) -> None:
+        state = json.dumps({"v": _STATE_VERSION, "answers": self._answers, "pending": key}, separators=(",", ":"))
+        raise InputRequired(types.InputRequiredResult(input_requests={key: request}, request_state=state))
+
     def can_ask(self) -> bool:
         caps = self._ctx.client_capabilities
         elicitation = caps.elicitation if caps is not None else None
@@ -73,11 +122,8 @@ class McpAsker:
         if not self.can_ask():
             raise CannotAsk(key)
         if self.modern:
-            request = types.ElicitRequest(
-                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)  # type: ignore[arg-type]
-            )
-            state = json.dumps({"v": _STATE_VERSION, "answers": self._answers, "pending": key}, separators=(",", ":"))
-            raise InputRequired(types.InputRequiredResult(input_requests={key: request}, request_state=state))
+            params = types.ElicitRequestFormParams(message=message, requested_schema=schema)  # type: ignore[arg-type]
+            self._suspend(key, types.ElicitRequest(params=params))
         try:
             result = await self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id)  # type: ignore[arg-type]
         except MCPError as exc:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 PROG = "truloop-mcp"
 
 
-class _OneLineParser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """Bad flags exit 2 with one clear line, never a usage dump or a traceback."""
 
     def error(self, message: str) -> NoReturn:
@@ -27,7 +27,7 @@ def _csv(value: str | None) -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ.get
-    p = _OneLineParser(prog=PROG, description="The truloop assistant's toolsets as an MCP server.")
+    p = OneLineParser(prog=PROG, description="The truloop assistant's toolsets as an MCP server.")
     p.add_argument(
         "--transport",
         choices=["stdio", "sse", "http"],
@@ -118,6 +118,11 @@ def _fail(message: str) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("users", "notion"):
+        from server.commands import run as run_command
+
+        return run_command(argv)
     args = build_parser().parse_args(argv)
     try:
         settings = settings_from_args(args)
@@ -136,3 +141,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         pass
     except OSError as exc:  # e.g. the port is taken
         _fail(str(exc))
+    except Exception as exc:
+        logging.getLogger("truloop").debug("fatal error", exc_info=True)
+        sys.stderr.write(f"{PROG}: fatal: {type(exc).__name__}: {exc} (run with --log-level DEBUG for details)\n")
+        raise SystemExit(1) from None

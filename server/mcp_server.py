@@ -14,9 +14,10 @@ import mcp.types as types
 from mcp.server.mcpserver import Context, MCPServer
 
 from bridge.elicitation import ElicitationConfirmer, McpAsker
+from bridge.sampling import SamplingComposer
 from server.identity import Surface
 from server.results import to_mcp_result, to_mcp_tool
-from toolsets.context import ToolContext
+from toolsets.context import Caller, ToolContext
 from toolsets.dispatch import dispatch
 from toolsets.toolset import AbstractToolset
 
@@ -42,6 +43,7 @@ class TruloopMCP(MCPServer):
         self.confirm_policy = confirm_policy
         self.services = services
         self._published: dict[int, list[types.Tool]] = {}
+        self._known_users: dict[str, str] = {}
         self._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
 
     def _published_tools(self, toolset: AbstractToolset) -> list[types.Tool]:
@@ -60,9 +62,26 @@ class TruloopMCP(MCPServer):
         caller, toolset = self.surface.resolve()
         ctx = ToolContext(caller=caller, confirm_policy=self.confirm_policy, services=self.services)
         if context is not None and _in_request(context):
-            ctx.confirmer = ElicitationConfirmer(McpAsker(context))
+            asker = McpAsker(context)
+            ctx.confirmer = ElicitationConfirmer(asker)
+            ctx.composer = SamplingComposer(asker)
             ctx.report_progress = context.report_progress
+        await self._enter_directory(caller)
         return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
+
+    async def _enter_directory(self, caller: Caller) -> None:
+        """Users enter the directory on first use, from their token's claims (or as `--user` on stdio)."""
+        if self.services is None or self._known_users.get(caller.user_id) == caller.role:
+            return
+        claims = dict(caller.claims) or {"sub": caller.user_id}
+        try:
+            await self.services.users.ensure_from_claims(claims, caller.role)
+        except Exception:
+            logger.warning("could not record user %s in the directory", caller.user_id, exc_info=True)
+            return
+        if len(self._known_users) > 10_000:
+            self._known_users.clear()
+        self._known_users[caller.user_id] = caller.role
 
 
 async def _set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:

@@ -37,10 +37,18 @@ async def _serve_stdio(settings: Settings) -> None:
     from server.stdio import serve_stdio
 
     server = build_server(settings)
+    await _seed_demo(settings, server.services)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_until_signal, tg.cancel_scope)
         await serve_stdio(server)  # returns on end of input
         tg.cancel_scope.cancel()
+
+
+async def _seed_demo(settings: Settings, services: Any) -> None:
+    if settings.demo:
+        from toolsets.demo import seed_demo
+
+        await seed_demo(services, settings.user, settings.timezone)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -64,6 +72,10 @@ async def _serve_http(settings: Settings) -> None:
     from server.http_app import build_http_app
 
     sock = _bind(settings.host, settings.port)
+    if settings.demo:
+        from server.app import build_services
+
+        await _seed_demo(settings, build_services(settings))
     config = uvicorn.Config(build_http_app(settings), log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals

@@ -10,15 +10,15 @@ from tests.support import server_for
 # DESIGN section 4: the fixed tool names of each toolset (filled as the toolsets land).
 TOOLSET_TOOLS: dict[str, set[str]] = {
     "datetime": {"get_day_of_week", "get_current_datetime"},
-    "user": set(),
-    "knowledge": set(),
-    "memory": set(),
-    "places": set(),
-    "relay": set(),
-    "event": set(),
+    "user": {"get_user_profile", "search_users", "get_user_eids"},
+    "knowledge": {"search_knowledge_base"},
+    "memory": {"search_memories", "save_memory", "forget_memory"},
+    "places": {"search_places"},
+    "relay": {"send_message_to_user", "get_inbox"},
+    "event": {"get_events", "create_event", "update_event", "invite_to_event", "delete_event"},
     "interaction": set(),
     "permission": set(),
-    "guest": set(),
+    "guest": {"update_guest_availability", "get_event_details", "list_invited_events"},
 }
 PROFILE_TOOLSETS = {
     "member": ["datetime", "user", "knowledge", "memory", "places", "relay", "event", "interaction", "permission"],

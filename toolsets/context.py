@@ -67,6 +67,23 @@ class DeferredResolver(Protocol):
     async def resolve(self, call: DeferredCall) -> Any: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ComposeRequest:
+    """Write the notification a recipient sees for a relayed message."""
+
+    sender_name: str
+    recipient_name: str
+    message: str
+    recipient_timezone: str
+    tools: Any  # the notification-safe toolset the composing agent may use
+
+
+class Composer(Protocol):
+    """Composes notification text with a model (e.g. the client's, through MCP sampling); None = cannot."""
+
+    async def compose(self, request: ComposeRequest, ctx: ToolContext) -> str | None: ...
+
+
 class ProgressReporter(Protocol):
     async def __call__(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
 
@@ -82,4 +99,5 @@ class ToolContext:
     confirmer: Confirmer | None = None
     deferred: DeferredResolver | None = None
     report_progress: ProgressReporter = _no_progress
+    composer: Composer | None = None
     services: Any = None  # the stores and upstream clients a deployment provides

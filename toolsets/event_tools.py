@@ -1,7 +1,231 @@
-"""event toolset (see DESIGN section 4); its tools arrive with the issue that implements them."""
+"""event toolset: the caller's events (server side); the device calendar arrives with the bridge."""
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from toolsets.annotations import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT
+from toolsets.context import ToolContext
+from toolsets.errors import ToolError, ToolInputError
+from toolsets.event_views import EventView, event_view, owned_event
+from toolsets.services import Services, services_of
+from toolsets.store.users import UserRecord
 from toolsets.toolset import Toolset
+from toolsets.validation import parse_datetime, parse_timezone
 
 event_toolset = Toolset("event")
+
+MAX_INVITEES = 50
+DEFAULT_WINDOW = dt.timedelta(days=30)
+MAX_WINDOW = dt.timedelta(days=366)
+
+Moment = Annotated[str, Field(max_length=64)]
+
+
+class EventList(BaseModel):
+    start: str = Field(description="Start of the range searched, ISO 8601")
+    end: str = Field(description="End of the range searched, ISO 8601")
+    events: list[EventView] = Field(description="Your own events and those you are invited to, by start time")
+
+
+class InviteResult(BaseModel):
+    event: EventView = Field(description="The event after inviting")
+    invited: list[str] = Field(description="User ids invited by this call")
+    already_invited: list[str] = Field(description="User ids that were already invited (not duplicated)")
+
+
+class DeletedEvent(BaseModel):
+    event_id: str = Field(description="Id of the deleted event")
+    title: str = Field(description="Its title")
+    invitees_affected: int = Field(description="How many invitees lose the event")
+
+
+async def resolve_invitees(services: Services, identifiers: list[str], owner_id: str) -> list[UserRecord]:
+    """Every identifier must name exactly one user; otherwise nothing happens and the error says which."""
+    if len(identifiers) > MAX_INVITEES:
+        raise ToolInputError(f"At most {MAX_INVITEES} invitees per call; got {len(identifiers)}.")
+    found: list[UserRecord] = []
+    unknown: list[str] = []
+    ambiguous: list[str] = []
+    for identifier in identifiers:
+        matches = await services.users.resolve(identifier)
+        if len(matches) == 1:
+            found.append(matches[0])
+        else:
+            (ambiguous if matches else unknown).append(identifier)
+    if unknown or ambiguous:
+        parts = []
+        if unknown:
+            parts.append(f"no user matches {', '.join(map(repr, unknown))}")
+        if ambiguous:
+            parts.append(f"several users match {', '.join(map(repr, ambiguous))}")
+        raise ToolError(
+            f"Could not invite: {'; '.join(parts)}. Nothing was changed. Use search_users or get_user_eids to find "
+            "the right people, then pass their ids.",
+            code="not_found",
+        )
+    if any(user.id == owner_id for user in found):
+        raise ToolInputError("You organise this event; do not list yourself as an invitee.")
+    return list({user.id: user for user in found}.values())
+
+
+def check_times(start: dt.datetime, end: dt.datetime, deadline: dt.datetime | None, *, new_deadline: bool) -> None:
+    if end <= start:
+        raise ToolInputError(f"end ({end.isoformat()}) must be after start ({start.isoformat()}).")
+    if deadline is not None:
+        if new_deadline and deadline <= dt.datetime.now(dt.UTC):
+            raise ToolInputError(
+                f"availability_deadline ({deadline.isoformat()}) is in the past; give a future date-time."
+            )
+        if deadline > end:
+            raise ToolInputError("availability_deadline must not be after the event's end.")
+
+
+@event_toolset.tool(hints=READ_ONLY)
+async def get_events(
+    ctx: ToolContext,
+    start: Annotated[
+        Moment | None, Field(description="Range start, ISO 8601 (e.g. 2026-03-09T00:00:00+09:00); default now")
+    ] = None,
+    end: Annotated[Moment | None, Field(description="Range end, ISO 8601; default 30 days after start")] = None,
+) -> EventList:
+    """List the events you organise or are invited to in a time range (default: the next 30 days), with invitees
+    and, for your own events, the availability invitees submitted."""
+    services = services_of(ctx)
+    zone = ctx.caller.timezone
+    now = dt.datetime.now(parse_timezone(zone)).replace(microsecond=0)
+    since = parse_datetime(start, field="start", timezone=zone) if start else now
+    until = parse_datetime(end, field="end", timezone=zone) if end else since + DEFAULT_WINDOW
+    if until <= since:
+        raise ToolInputError("end must be after start.")
+    if until - since > MAX_WINDOW:
+        raise ToolInputError("The range may span at most 366 days; narrow start/end.")
+    events = await services.events.list_for(ctx.caller.user_id, since, until)
+    views = [await event_view(services, event, ctx.caller.user_id) for event in events]
+    return EventList(start=since.isoformat(), end=until.isoformat(), events=views)
+
+
+@event_toolset.tool(hints=WRITE)
+async def create_event(
+    ctx: ToolContext,
+    title: Annotated[str, Field(description="Event title", min_length=1, max_length=200)],
+    start: Annotated[Moment, Field(description="Start, ISO 8601, e.g. 2026-03-10T19:00:00+09:00")],
+    end: Annotated[Moment, Field(description="End, ISO 8601; after start")],
+    timezone: Annotated[
+        str | None,
+        Field(description="IANA zone of the event (default: yours); times without an offset are read in it"),
+    ] = None,
+    location: Annotated[str | None, Field(description="Where it happens", max_length=300)] = None,
+    description: Annotated[str | None, Field(description="Details for invitees", max_length=4000)] = None,
+    invitees: Annotated[
+        list[Annotated[str, Field(max_length=200)]] | None,
+        Field(description=f"People to invite: usernames, emails, phone numbers or ids (at most {MAX_INVITEES})"),
+    ] = None,
+    availability_deadline: Annotated[
+        Moment | None,
+        Field(description="Until when invitees may submit the dates they can make, ISO 8601; future, not after end"),
+    ] = None,
+) -> EventView:
+    """Create an event you organise, optionally inviting people and collecting their availability until a
+    deadline (invitees pick dates between the event's start and end dates)."""
+    services = services_of(ctx)
+    zone = (timezone or ctx.caller.timezone).strip()
+    parse_timezone(zone)
+    begins = parse_datetime(start, field="start", timezone=zone)
+    ends = parse_datetime(end, field="end", timezone=zone)
+    deadline = (
+        parse_datetime(availability_deadline, field="availability_deadline", timezone=zone)
+        if availability_deadline
+        else None
+    )
+    check_times(begins, ends, deadline, new_deadline=True)
+    people = await resolve_invitees(services, invitees or [], ctx.caller.user_id)
+    fields: dict[str, Any] = {
+        "title": title.strip(),
+        "start": begins.isoformat(),
+        "end": ends.isoformat(),
+        "timezone": zone,
+        "location": location,
+        "description": description,
+        "availability_deadline": deadline.isoformat() if deadline else None,
+    }
+    event = await services.events.create(ctx.caller.user_id, fields, [user.id for user in people])
+    return await event_view(services, event, ctx.caller.user_id)
+
+
+@event_toolset.tool(hints=WRITE_IDEMPOTENT)
+async def update_event(
+    ctx: ToolContext,
+    event_id: Annotated[str, Field(description="Id of your event", max_length=64)],
+    title: Annotated[str | None, Field(description="New title", min_length=1, max_length=200)] = None,
+    start: Annotated[Moment | None, Field(description="New start, ISO 8601")] = None,
+    end: Annotated[Moment | None, Field(description="New end, ISO 8601")] = None,
+    timezone: Annotated[str | None, Field(description="New IANA time zone")] = None,
+    location: Annotated[str | None, Field(description="New location", max_length=300)] = None,
+    description: Annotated[str | None, Field(description="New details", max_length=4000)] = None,
+    availability_deadline: Annotated[
+        Moment | None, Field(description='New availability deadline, ISO 8601 (future); "" removes it')
+    ] = None,
+) -> EventView:
+    """Change some fields of an event you organise; fields you leave out stay as they are."""
+    services = services_of(ctx)
+    event = await owned_event(services, event_id, ctx.caller.user_id, "change it")
+    zone = (timezone or event.timezone).strip()
+    parse_timezone(zone)
+    changes: dict[str, Any] = {"timezone": zone}
+    begins = parse_datetime(start, field="start", timezone=zone) if start else dt.datetime.fromisoformat(event.start)
+    ends = parse_datetime(end, field="end", timezone=zone) if end else dt.datetime.fromisoformat(event.end)
+    if availability_deadline == "":
+        deadline, new_deadline = None, False
+        changes["availability_deadline"] = None
+    elif availability_deadline:
+        deadline = parse_datetime(availability_deadline, field="availability_deadline", timezone=zone)
+        new_deadline = True
+        changes["availability_deadline"] = deadline.isoformat()
+    else:
+        current = event.availability_deadline
+        deadline, new_deadline = (dt.datetime.fromisoformat(current) if current else None), False
+    check_times(begins, ends, deadline, new_deadline=new_deadline)
+    changes.update(start=begins.isoformat(), end=ends.isoformat())
+    for key, value in (("title", title), ("location", location), ("description", description)):
+        if value is not None:
+            changes[key] = value.strip() if key == "title" else value
+    updated = await services.events.update(event.id, changes)
+    return await event_view(services, updated, ctx.caller.user_id)
+
+
+@event_toolset.tool(hints=WRITE_IDEMPOTENT)
+async def invite_to_event(
+    ctx: ToolContext,
+    event_id: Annotated[str, Field(description="Id of your event", max_length=64)],
+    invitees: Annotated[
+        list[Annotated[str, Field(max_length=200)]],
+        Field(description="People to invite: usernames, emails, phone numbers or ids", min_length=1),
+    ],
+) -> InviteResult:
+    """Invite people to an event you organise; people already invited are not invited twice."""
+    services = services_of(ctx)
+    event = await owned_event(services, event_id, ctx.caller.user_id, "invite people")
+    people = await resolve_invitees(services, invitees, ctx.caller.user_id)
+    added, already = await services.events.invite(event.id, [user.id for user in people], ctx.caller.user_id)
+    refreshed = await services.events.get(event.id)
+    if refreshed is None:
+        raise ToolError("The event was deleted while inviting; nothing to invite to.", code="not_found")
+    view = await event_view(services, refreshed, ctx.caller.user_id)
+    return InviteResult(event=view, invited=added, already_invited=already)
+
+
+@event_toolset.tool(hints=DESTRUCTIVE)
+async def delete_event(
+    ctx: ToolContext,
+    event_id: Annotated[str, Field(description="Id of your event to delete", max_length=64)],
+) -> DeletedEvent:
+    """Delete an event you organise, with its invitations and collected availability. This cannot be undone."""
+    services = services_of(ctx)
+    event = await owned_event(services, event_id, ctx.caller.user_id, "delete it")
+    if not await services.events.delete(event.id):
+        raise ToolError(f"Event {event_id!r} was already deleted.", code="not_found")
+    return DeletedEvent(event_id=event.id, title=event.title, invitees_affected=len(event.invitations))

@@ -47,3 +47,68 @@ def today_in(timezone: str) -> dt.date:
     except ToolInputError:
         zone = _zone("UTC")
     return dt.datetime.now(zone).date()
+
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_PHONE_CHARS = re.compile(r"[\s\-().]")
+
+
+def normalize_email(value: str) -> str | None:
+    text = value.strip().lower()
+    return text if _EMAIL.match(text) else None
+
+
+def normalize_phone(value: str, default_country_code: str = "82") -> str | None:
+    """E.164-style `+<digits>`; a national number (leading 0) gets the default country code."""
+    text = _PHONE_CHARS.sub("", value.strip())
+    if text.startswith("00"):
+        text = "+" + text[2:]
+    if text.startswith("+"):
+        digits = text[1:]
+    elif text.startswith("0"):
+        digits = default_country_code + text[1:]
+    else:
+        digits = text
+    if not digits.isdigit() or not 7 <= len(digits) <= 15:
+        return None
+    return "+" + digits
+
+
+def parse_datetime(value: str, *, field: str, timezone: str) -> dt.datetime:
+    """ISO 8601 date-time; without an offset it is read in `timezone` (an IANA name)."""
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ToolInputError(
+            f"{field} must be an ISO 8601 date-time such as 2026-03-10T14:00:00+09:00; got {value!r}."
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=parse_timezone(timezone))
+    return moment
+
+
+MAX_AVAILABLE_DATES = 62
+
+
+def check_available_dates(
+    values: list[str], *, first: dt.date, last: dt.date, deadline: dt.datetime | None, now: dt.datetime
+) -> list[dt.date]:
+    """A guest's available dates: real `YYYY-MM-DD` dates inside [first, last], submitted before
+    the deadline, without duplicates, at most MAX_AVAILABLE_DATES of them. Returned sorted."""
+    if deadline is not None and now >= deadline:
+        raise ToolInputError(
+            f"The availability deadline ({deadline.isoformat()}) has passed; availability can no longer be changed."
+        )
+    if len(values) > MAX_AVAILABLE_DATES:
+        raise ToolInputError(f"available_dates may hold at most {MAX_AVAILABLE_DATES} dates; got {len(values)}.")
+    dates = [parse_date(value, field="available_dates") for value in values]
+    duplicates = sorted({day.isoformat() for day in dates if dates.count(day) > 1})
+    if duplicates:
+        raise ToolInputError(f"available_dates lists a date more than once: {', '.join(duplicates)}.")
+    outside = [day.isoformat() for day in dates if not first <= day <= last]
+    if outside:
+        raise ToolInputError(
+            f"available_dates must fall between {first.isoformat()} and {last.isoformat()} (the event's candidate "
+            f"dates); these do not: {', '.join(outside)}."
+        )
+    return sorted(dates)

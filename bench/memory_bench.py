@@ -1,0 +1,177 @@
+"""Memory search benchmark over the embedded store (SQLite FTS5, BM25).
+
+For each size (default 1,000 and 10,000 memories for one user, in a fresh temp dir):
+  insert       memories saved one by one through the backend (one transaction each); memories/s.
+  backend      SqliteMemories.search(user, query, 5); p50/p99 over --queries queries.
+  dispatch     dispatch(profile("member"), "search_memories", {...}, ctx): the path every front takes
+               (argument validation, the tool, the result model); p50/p99 over the same queries.
+Queries are 1-4 words drawn from the same skewed vocabulary as the memories, so common words
+match many memories and rare ones few. Everything is seeded; the run stops early (and says so)
+if it passes --budget seconds.
+
+Usage (from any cwd):
+    python bench/memory_bench.py [--sizes 1000 10000] [--queries 200] [--budget 110]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT_DIR))
+
+from toolsets.context import Caller, ToolContext  # noqa: E402
+from toolsets.dispatch import dispatch  # noqa: E402
+from toolsets.envelope import ToolOk  # noqa: E402
+from toolsets.profiles import profile  # noqa: E402
+from toolsets.services import Services  # noqa: E402
+from toolsets.store.memories import SqliteMemories, fts_match_expression  # noqa: E402
+
+USER = "bench-user"
+TAGS = ["food", "travel", "family", "work", "health", "music", "sport", "money"]
+SYLLABLES = ["ka", "ri", "mo", "su", "te", "na", "lo", "pi", "ze", "vu", "ha", "do", "mi", "ra", "yo", "sen"]
+
+
+@dataclass
+class Row:
+    size: int
+    insert_per_s: float
+    backend_p50: float
+    backend_p99: float
+    dispatch_p50: float
+    dispatch_p99: float
+    mean_hits: float
+    mean_matched: float
+
+
+def vocabulary(rng: random.Random, words: int = 3000) -> list[str]:
+    seen: dict[str, None] = {}
+    while len(seen) < words:
+        seen.setdefault("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))), None)
+    return list(seen)
+
+
+def zipf_weights(count: int) -> list[float]:
+    return [1.0 / (rank + 1) for rank in range(count)]
+
+
+def memory_text(rng: random.Random, words: list[str], weights: list[float]) -> str:
+    return " ".join(rng.choices(words, weights, k=rng.randint(8, 25))).capitalize() + "."
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+async def timed(calls: list[Callable[[], Awaitable[object]]]) -> list[float]:
+    samples = []
+    for call in calls:
+        start = time.perf_counter()
+        await call()
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+async def run_size(size: int, query_count: int, deadline: float) -> Row | None:
+    rng = random.Random(size)
+    words = vocabulary(rng)
+    weights = zipf_weights(len(words))
+    with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
+        services = Services(data_dir=Path(tmp), docs_dir=Path(tmp) / "docs", env={})
+        store = services.memories
+        assert isinstance(store, SqliteMemories), "the bench measures the embedded store"
+        await store.save(USER, "warm-up memory", [])  # creates the schema outside the timing
+        texts = [memory_text(rng, words, weights) for _ in range(size)]
+        tags = [rng.sample(TAGS, rng.randint(0, 2)) for _ in range(size)]
+
+        start = time.perf_counter()
+        for text, tag_list in zip(texts, tags, strict=True):
+            await store.save(USER, text, tag_list)
+            if time.perf_counter() > deadline:
+                print(f"  size {size}: budget exhausted while inserting", file=sys.stderr)
+                return None
+        insert_per_s = size / (time.perf_counter() - start)
+
+        queries = [" ".join(rng.choices(words, weights, k=rng.randint(1, 4))) for _ in range(query_count)]
+        ctx = ToolContext(caller=Caller(USER), services=services)
+        member = profile("member")
+        hit_counts: list[int] = []
+
+        async def backend(query: str) -> None:
+            hit_counts.append(len(await store.search(USER, query, 5)))
+
+        async def through_dispatch(query: str) -> None:
+            outcome = await dispatch(member, "search_memories", {"query": query, "limit": 5}, ctx)
+            assert isinstance(outcome, ToolOk), outcome
+
+        for query in queries[:10]:  # warm the page cache and the tool's lazily built models
+            await backend(query)
+            await through_dispatch(query)
+        hit_counts.clear()
+        backend_ms = await timed([lambda q=q: backend(q) for q in queries])
+        dispatch_ms = await timed([lambda q=q: through_dispatch(q) for q in queries])
+        matched = [await matching_rows(services, query) for query in queries]  # untimed: explains the cost
+        services.close()
+    return Row(
+        size=size,
+        insert_per_s=insert_per_s,
+        backend_p50=statistics.median(backend_ms),
+        backend_p99=percentile(backend_ms, 0.99),
+        dispatch_p50=statistics.median(dispatch_ms),
+        dispatch_p99=percentile(dispatch_ms, 0.99),
+        mean_hits=statistics.fmean(hit_counts),
+        mean_matched=statistics.fmean(matched),
+    )
+
+
+async def matching_rows(services: Services, query: str) -> int:
+    """How many memories BM25 had to score for a query (every row that matches any of its words)."""
+    expression = fts_match_expression(query)
+    sql = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
+    return int(await services.db.read(lambda conn: conn.execute(sql, (expression,)).fetchone()[0]))
+
+
+def print_table(rows: list[Row], query_count: int) -> None:
+    print(f"memory search, one user, limit 5, {query_count} queries per size (ms)")
+    header = (
+        f"{'memories':>9} {'insert/s':>9} {'backend p50':>12} {'backend p99':>12} "
+        f"{'dispatch p50':>13} {'dispatch p99':>13} {'hits/query':>11} {'scored/query':>13}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        print(
+            f"{row.size:>9,} {row.insert_per_s:>9,.0f} {row.backend_p50:>12.3f} {row.backend_p99:>12.3f} "
+            f"{row.dispatch_p50:>13.3f} {row.dispatch_p99:>13.3f} {row.mean_hits:>11.2f} {row.mean_matched:>13,.0f}"
+        )
+
+
+async def main(sizes: list[int], query_count: int, budget: float) -> None:
+    deadline = time.perf_counter() + budget
+    rows = []
+    for size in sizes:
+        row = await run_size(size, query_count, deadline)
+        if row is None:
+            break
+        rows.append(row)
+    print_table(rows, query_count)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--budget", type=float, default=110.0, help="stop after this many seconds")
+    args = parser.parse_args()
+    anyio.run(main, args.sizes, args.queries, args.budget)

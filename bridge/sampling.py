@@ -1,0 +1,99 @@
+"""Composing relay notifications with the client's model (MCP sampling), tools included.
+
+When the client declared `sampling.tools`, the notification-safe tools are offered to its model
+and every `tool_use` it asks for runs through the dispatcher, at most MAX_ROUNDS times. On
+2026-07-28 each round is an `InputRequiredResult`; tool results are kept in the sealed state,
+so a retried call never runs a tool twice. Without sampling the relay falls back to a template.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import mcp.types as types
+
+from bridge.elicitation import CannotAsk, McpAsker
+from toolsets.context import ComposeRequest, ToolContext
+from toolsets.dispatch import dispatch
+from toolsets.envelope import ToolOk
+from toolsets.toolset import AbstractToolset
+
+logger = logging.getLogger("truloop.sampling")
+
+MAX_ROUNDS = 4
+SYSTEM_PROMPT = (
+    "You write one short push notification (at most two sentences, plain text, in the language of the "
+    "message) telling the recipient what the sender wants them to know. Keep names, dates and places exact; "
+    "use the tools only when a fact (a date, a place) needs checking. Reply with the notification text only."
+)
+
+
+def mcp_tools(toolset: AbstractToolset) -> list[types.Tool]:
+    return [
+        types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema) for tool in toolset
+    ]
+
+
+class SamplingComposer:
+    def __init__(self, asker: McpAsker) -> None:
+        self._asker = asker
+
+    async def compose(self, request: ComposeRequest, ctx: ToolContext) -> str | None:
+        if not self._asker.can_sample():
+            return None
+        offer_tools = self._asker.can_sample(with_tools=True) and len(request.tools) > 0
+        prompt = (
+            f"Sender: {request.sender_name}\nRecipient: {request.recipient_name}\n"
+            f"Sender's time zone: {request.recipient_timezone}\nMessage:\n{request.message}"
+        )
+        messages = [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))]
+        tools = mcp_tools(request.tools) if offer_tools else None
+        inner = ToolContext(caller=ctx.caller, confirm_policy=ctx.confirm_policy, services=ctx.services)
+        for round_no in range(MAX_ROUNDS):
+            params = types.CreateMessageRequestParams(
+                messages=messages,
+                max_tokens=400,
+                system_prompt=SYSTEM_PROMPT,
+                tools=tools,
+                tool_choice=types.ToolChoice(mode="auto") if tools else None,
+            )
+            try:
+                result = await self._asker.sample(f"truloop/compose/{round_no}", params)
+            except CannotAsk:
+                return None
+            blocks = result.content_as_list
+            uses = [block for block in blocks if isinstance(block, types.ToolUseContent)]
+            if not uses:
+                text = " ".join(block.text for block in blocks if isinstance(block, types.TextContent)).strip()
+                return text or None
+            outputs = await self._run_tools(f"truloop/compose/{round_no}/tools", uses, request.tools, inner)
+            messages.append(types.SamplingMessage(role="assistant", content=list(blocks)))
+            messages.append(types.SamplingMessage(role="user", content=outputs))
+        logger.info("the client's model kept calling tools; falling back to the template")
+        return None
+
+    async def _run_tools(
+        self, key: str, uses: list[types.ToolUseContent], toolset: AbstractToolset, ctx: ToolContext
+    ) -> list[Any]:
+        remembered = self._asker.recall(key)
+        if remembered is None:
+            remembered = []
+            for use in uses:
+                outcome = await dispatch(toolset, use.name, use.input, ctx)
+                if isinstance(outcome, ToolOk):
+                    text, failed = json.dumps(outcome.data.model_dump(mode="json"), ensure_ascii=False), False
+                else:
+                    text, failed = json.dumps(getattr(outcome, "structured", lambda: {})(), ensure_ascii=False), True
+                remembered.append({"id": use.id, "text": text, "error": failed})
+            self._asker.remember(key, remembered)
+        return [
+            types.ToolResultContent(
+                type="tool_result",
+                tool_use_id=item["id"],
+                content=[types.TextContent(type="text", text=item["text"])],
+                is_error=item["error"],
+            )
+            for item in remembered
+        ]

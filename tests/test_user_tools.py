@@ -1,0 +1,88 @@
+"""user toolset through the MCP client, both eras: profiles, search, bulk ids, privacy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from tests.people import directory
+from tests.support import server_for
+
+MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+
+
+@pytest.mark.anyio
+@MODES
+async def test_own_profile_is_full_and_others_are_public_only(tmp_path: Path, mode: str) -> None:
+    services = await directory(tmp_path)
+    async with Client(server_for(user="alice", services=services), mode=mode) as client:
+        me = (await client.call_tool("get_user_profile", {})).structured_content
+        bob = (await client.call_tool("get_user_profile", {"user_id": "bob"})).structured_content
+        nobody = await client.call_tool("get_user_profile", {"user_id": "zed"})
+    assert me is not None and me["is_self"] and me["phone"] == "+821012345678"
+    assert me["email"] == "alice@example.com" and me["groups"] == ["team"]
+    assert bob is not None and not bob["is_self"] and bob["display_name"] == "Bob Lee"
+    assert bob["phone"] is None and bob["email"] is None and bob["groups"] is None and bob["role"] is None
+    assert nobody.is_error and nobody.structured_content["code"] == "not_found"  # type: ignore[index]
+
+
+@pytest.mark.anyio
+@MODES
+@pytest.mark.parametrize("contact", ["010-2222-3333", "+821022223333", "0082 10 2222 3333", "BOB@example.COM"])
+async def test_search_by_contact_normalises_phone_and_email(tmp_path: Path, mode: str, contact: str) -> None:
+    services = await directory(tmp_path)
+    async with Client(server_for(user="alice", services=services), mode=mode) as client:
+        found = await client.call_tool("search_users", {"query": contact, "by": "contact"})
+    assert [user["id"] for user in found.structured_content["users"]] == ["bob"]  # type: ignore[index]
+    assert "phone" not in found.structured_content["users"][0]  # type: ignore[index]
+
+
+@pytest.mark.anyio
+@MODES
+async def test_search_by_username_and_group(tmp_path: Path, mode: str) -> None:
+    services = await directory(tmp_path)
+    async with Client(server_for(user="alice", services=services), mode=mode) as client:
+        by_name = await client.call_tool("search_users", {"query": "LEE", "by": "username"})
+        team = await client.call_tool("search_users", {"query": "Team", "by": "group"})
+        ops = await client.call_tool("search_users", {"query": "ops", "by": "group"})
+        not_contact = await client.call_tool("search_users", {"query": "bob", "by": "contact"})
+        bad_by = await client.call_tool("search_users", {"query": "bob", "by": "shoe size"})
+    assert [u["id"] for u in by_name.structured_content["users"]] == ["bob"]  # type: ignore[index]
+    assert sorted(u["id"] for u in team.structured_content["users"]) == ["alice", "bob"]  # type: ignore[index]
+    assert ops.is_error and ops.structured_content["code"] == "forbidden"  # type: ignore[index]
+    assert not_contact.is_error and not_contact.structured_content["code"] == "validation"  # type: ignore[index]
+    assert bad_by.is_error and bad_by.structured_content["code"] == "validation"  # type: ignore[index]
+
+
+@pytest.mark.anyio
+@MODES
+async def test_get_user_eids_answers_each_input(tmp_path: Path, mode: str) -> None:
+    services = await directory(tmp_path)
+    async with Client(server_for(user="alice", services=services), mode=mode) as client:
+        result = await client.call_tool(
+            "get_user_eids", {"identifiers": ["@bob", "carol@example.com", "010-1234-5678", "nobody", "carol"]}
+        )
+        too_many = await client.call_tool("get_user_eids", {"identifiers": [f"u{i}" for i in range(101)]})
+        empty = await client.call_tool("get_user_eids", {"identifiers": []})
+    answers = result.structured_content["results"]  # type: ignore[index]
+    assert [(a["identifier"], a["status"], a["eid"]) for a in answers] == [
+        ("@bob", "found", "bob"),
+        ("carol@example.com", "found", "carol"),
+        ("010-1234-5678", "found", "alice"),
+        ("nobody", "not_found", None),
+        ("carol", "found", "carol"),
+    ]
+    assert too_many.is_error and "at most 100" in too_many.structured_content["reason"]  # type: ignore[index]
+    assert empty.is_error and empty.structured_content["code"] == "validation"  # type: ignore[index]
+
+
+@pytest.mark.anyio
+async def test_fresh_store_knows_the_caller(tmp_path: Path) -> None:
+    """On an empty directory the stdio user still has a profile (entered on first use)."""
+    async with Client(server_for(user="solo", data_dir=tmp_path / "fresh")) as client:
+        me = await client.call_tool("get_user_profile", {})
+        found = await client.call_tool("search_users", {"query": "someone"})
+    assert me.structured_content["id"] == "solo" and me.structured_content["is_self"]  # type: ignore[index]
+    assert found.structured_content["users"] == []  # type: ignore[index]

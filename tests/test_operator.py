@@ -110,3 +110,8 @@ async def test_token_users_enter_the_directory_on_first_use(tmp_path: Path) -> N
     profile = me.structured_content
     assert profile is not None and profile["username"] == "newbie" and profile["phone"] == "+821055556666"
     assert [u["id"] for u in found.structured_content["users"]] == ["n-1"]  # type: ignore[index]
+
+
+def test_notion_sync_without_a_token_says_what_to_set(tmp_path: Path) -> None:
+    proc = run("notion", "sync", "--data-dir", str(tmp_path / "data"))
+    assert proc.returncode == 2 and "NOTION_TOKEN" in proc.stderr and "Traceback" not in proc.stderr

@@ -94,4 +94,3 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
     await memories.save(you, "Minji is the calendar admin.", ["people"])
     logger.warning("demo data seeded: users %s, 2 events, %d docs in %s", you, len(DOCS), docs)
     return True
-

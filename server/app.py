@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
+from bridge.delivery import DeviceDelivery
+from bridge.pending import BridgeBackend, MemoryBackend
+from bridge.service import ChannelSender, DeviceBridge
 from server.identity import Surface
 from server.mcp_server import TruloopMCP
 from server.settings import Settings
@@ -15,12 +20,39 @@ def default_caller(settings: Settings) -> Caller:
     return Caller(user_id=settings.user, role="member", timezone=settings.timezone)
 
 
-def build_services(settings: Settings) -> Services:
-    return Services(data_dir=settings.data_dir, docs_dir=settings.resolved_docs_dir)
+def build_bridge(settings: Settings) -> DeviceBridge:
+    backend: BridgeBackend
+    if settings.redis_url:
+        from bridge.redis_backend import RedisBackend
+
+        backend = RedisBackend(settings.redis_url, prefix=settings.redis_prefix)
+    else:
+        backend = MemoryBackend()
+    return DeviceBridge(backend, extra_channel=sendbird_channel(os.environ))
+
+
+def sendbird_channel(env: Mapping[str, str]) -> ChannelSender | None:
+    if not (env.get("SENDBIRD_APP_ID") and env.get("SENDBIRD_API_TOKEN")):
+        return None
+    from bridge.sendbird import SendbirdChannel
+
+    return SendbirdChannel.from_env(env)
+
+
+def build_services(settings: Settings, bridge: DeviceBridge | None = None) -> Services:
+    services = Services(data_dir=settings.data_dir, docs_dir=settings.resolved_docs_dir)
+    if bridge is not None:
+        services.delivery = DeviceDelivery(bridge)
+    return services
 
 
 def build_server(
-    settings: Settings, *, member_profile: str | None = None, services: Services | None = None, **kwargs: Any
+    settings: Settings,
+    *,
+    member_profile: str | None = None,
+    services: Services | None = None,
+    bridge: DeviceBridge | None = None,
+    **kwargs: Any,
 ) -> TruloopMCP:
     """`member_profile` None means the stdio/unauthenticated default: `--profile`."""
     profile = member_profile or settings.profile
@@ -29,10 +61,13 @@ def build_server(
         from mcp.server.request_state import RequestStateSecurity
 
         kwargs["request_state_security"] = RequestStateSecurity(keys=list(settings.state_keys))
+    bridge = bridge or build_bridge(settings)
     return TruloopMCP(
         surface,
         confirm_policy=settings.confirm,
-        services=services or build_services(settings),
+        bridge=bridge,
+        deferred_timeout=settings.deferred_timeout,
+        services=services or build_services(settings, bridge),
         log_level=settings.log_level,
         **kwargs,
     )

@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="knowledge-base folder [TRULOOP_DOCS_DIR; default <data-dir>/docs]",
     )
     p.add_argument("--redis-url", default=env("REDIS_URL"), help="shared state for replicas [REDIS_URL]")
+    p.add_argument(
+        "--deferred-timeout",
+        type=float,
+        default=float(env("TRULOOP_DEFERRED_TIMEOUT", "300")),
+        help="seconds a deferred tool waits for the device (default 300) [TRULOOP_DEFERRED_TIMEOUT]",
+    )
     p.add_argument("--demo", action="store_true", help="seed a small demo data set if the store is empty")
     p.add_argument(
         "--confirm",
@@ -100,6 +106,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "confirm": args.confirm,
         "log_level": args.log_level,
         "redis_url": args.redis_url or None,
+        "redis_prefix": os.environ.get("TRULOOP_REDIS_PREFIX") or "truloop:",
+        "deferred_timeout": args.deferred_timeout,
         "jwt_secret": os.environ.get("TRULOOP_JWT_SECRET") or None,
         "jwt_issuer": os.environ.get("TRULOOP_JWT_ISSUER") or None,
         "state_keys": _csv(os.environ.get("TRULOOP_STATE_KEYS")),

@@ -8,13 +8,15 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
 
-from server.app import build_server
+from bridge.routes import shim_routes
+from server.app import build_bridge, build_server, build_services
 from server.settings import Settings, is_loopback
 
 logger = logging.getLogger("truloop.http")
@@ -77,23 +79,45 @@ def build_http_app(settings: Settings) -> Starlette:
         )
 
     security = transport_security(settings)
-    main = build_server(settings, member_profile="member" if settings.jwt_secret else None, **auth_kwargs)
-    safe = build_server(settings, member_profile="notification-safe", **auth_kwargs)
+    bridge = build_bridge(settings)
+    services = build_services(settings, bridge)
+    shared = {"bridge": bridge, "services": services, **auth_kwargs}
+    main = build_server(settings, member_profile="member" if settings.jwt_secret else None, **shared)
+    safe = build_server(settings, member_profile="notification-safe", **shared)
     main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
     main_sse = main.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
     safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
 
     async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "store": "embedded", "redis": "not configured"})
+        report = {"status": "ok", "store": "ok", "redis": "not configured"}
+        try:
+            await services.db.read(lambda conn: conn.execute("SELECT 1").fetchone())
+        except Exception:
+            report.update(status="degraded", store="unavailable")
+        if settings.redis_url:
+            try:
+                with anyio.fail_after(2):
+                    await bridge.backend.ping()
+                report["redis"] = "ok"
+            except Exception:
+                report.update(status="degraded", redis="unreachable")
+        return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
 
-    routes: list[BaseRoute] = [Route("/healthz", healthz, methods=["GET"])]
+    async def identify(request: Request) -> str | None:
+        if not settings.jwt_secret:
+            return settings.user
+        user = request.scope.get("user")
+        token = getattr(user, "access_token", None)
+        return token.subject if token is not None else None
+
+    routes: list[BaseRoute] = [Route("/healthz", healthz, methods=["GET"]), *shim_routes(bridge, identify)]
     routes += main_http.routes
     routes += main_sse.routes
     routes.append(Mount("/notification-safe", routes=list(safe_http.routes)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with main.session_manager.run(), safe.session_manager.run():
+        async with bridge.running(), main.session_manager.run(), safe.session_manager.run():
             yield
 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

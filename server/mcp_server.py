@@ -13,8 +13,10 @@ from typing import Any
 import mcp.types as types
 from mcp.server.mcpserver import Context, MCPServer
 
+from bridge.deferred import DeferredRouter
 from bridge.elicitation import ElicitationConfirmer, McpAsker
 from bridge.sampling import SamplingComposer
+from bridge.service import DeviceBridge
 from server.identity import Surface
 from server.results import to_mcp_result, to_mcp_tool
 from toolsets.context import Caller, ToolContext
@@ -31,7 +33,16 @@ INSTRUCTIONS = (
 
 
 class TruloopMCP(MCPServer):
-    def __init__(self, surface: Surface, *, confirm_policy: Any, services: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        surface: Surface,
+        *,
+        confirm_policy: Any,
+        services: Any = None,
+        bridge: DeviceBridge | None = None,
+        deferred_timeout: float = 300.0,
+        **kwargs: Any,
+    ) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -42,6 +53,8 @@ class TruloopMCP(MCPServer):
         self.surface = surface
         self.confirm_policy = confirm_policy
         self.services = services
+        self.bridge = bridge
+        self.deferred_timeout = deferred_timeout
         self._published: dict[int, list[types.Tool]] = {}
         self._known_users: dict[str, str] = {}
         self._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
@@ -66,6 +79,11 @@ class TruloopMCP(MCPServer):
             ctx.confirmer = ElicitationConfirmer(asker)
             ctx.composer = SamplingComposer(asker)
             ctx.report_progress = context.report_progress
+            ctx.deferred = DeferredRouter(
+                self.bridge, asker, timeout=self.deferred_timeout, progress=context.report_progress
+            )
+        elif self.bridge is not None:
+            ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, progress=_quiet)
         await self._enter_directory(caller)
         return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
 
@@ -95,3 +113,7 @@ def _in_request(context: Context) -> bool:
         return context.request_context is not None
     except ValueError:
         return False
+
+
+async def _quiet(progress: float, total: float | None = None, message: str | None = None) -> None:
+    return None

@@ -38,7 +38,7 @@ async def _serve_stdio(settings: Settings) -> None:
 
     server = build_server(settings)
     await _seed_demo(settings, server.services)
-    async with anyio.create_task_group() as tg:
+    async with server.bridge.running(), anyio.create_task_group() as tg:  # type: ignore[union-attr]
         tg.start_soon(_until_signal, tg.cancel_scope)
         await serve_stdio(server)  # returns on end of input
         tg.cancel_scope.cancel()

@@ -56,7 +56,9 @@ class Settings(BaseModel):
     timezone: str = Field(default_factory=local_timezone)
     data_dir: Path = Field(default_factory=default_data_dir)
     docs_dir: Path | None = None
-    redis_url: str | None = None
+    redis_url: str | None = Field(default=None, repr=False)
+    redis_prefix: str = Field(default="truloop:", min_length=1, max_length=100)
+    deferred_timeout: float = Field(default=300.0, gt=0, le=3600)
     demo: bool = False
     jwt_secret: str | None = Field(default=None, repr=False)
     jwt_issuer: str | None = None

@@ -15,9 +15,9 @@ TOOLSET_TOOLS: dict[str, set[str]] = {
     "memory": {"search_memories", "save_memory", "forget_memory"},
     "places": {"search_places"},
     "relay": {"send_message_to_user", "get_inbox"},
-    "event": {"get_events", "create_event", "update_event", "invite_to_event", "delete_event"},
-    "interaction": set(),
-    "permission": set(),
+    "event": {"get_events", "create_event", "update_event", "invite_to_event", "delete_event", "get_calendar_events"},
+    "interaction": {"confirm_interaction"},
+    "permission": {"get_permission_status"},
     "guest": {"update_guest_availability", "get_event_details", "list_invited_events"},
 }
 PROFILE_TOOLSETS = {

@@ -1,4 +1,4 @@
-"""event toolset: the caller's events (server side); the device calendar arrives with the bridge."""
+"""event toolset: the caller's events (server side) and the device calendar (deferred to the device)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from toolsets.annotations import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT
+from toolsets.annotations import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolHints
 from toolsets.context import ToolContext
-from toolsets.errors import ToolError, ToolInputError
+from toolsets.errors import CallDeferred, ToolError, ToolInputError
 from toolsets.event_views import EventView, event_view, owned_event
 from toolsets.services import Services, services_of
 from toolsets.store.users import UserRecord
@@ -229,3 +229,39 @@ async def delete_event(
     if not await services.events.delete(event.id):
         raise ToolError(f"Event {event_id!r} was already deleted.", code="not_found")
     return DeletedEvent(event_id=event.id, title=event.title, invitees_affected=len(event.invitations))
+
+
+class CalendarEntry(BaseModel):
+    id: str = Field(description="The device calendar's event id")
+    title: str = Field(description="Title")
+    start: str = Field(description="Start, ISO 8601 with offset")
+    end: str = Field(description="End, ISO 8601 with offset")
+
+
+class DeviceCalendar(BaseModel):
+    events: list[CalendarEntry] = Field(description="Events in the user's device calendar in the range")
+
+
+@event_toolset.tool(hints=ToolHints(read_only=True, idempotent=True), deferred=True)
+async def get_calendar_events(
+    ctx: ToolContext,
+    notification_message: Annotated[
+        str, Field(description="Short text the user's device shows while it reads the calendar", max_length=200)
+    ],
+    start_date: Annotated[
+        Moment, Field(description="Range start, ISO 8601 with offset, e.g. 2026-03-09T00:00:00+09:00")
+    ],
+    end_date: Annotated[Moment, Field(description="Range end, ISO 8601 with offset")],
+) -> DeviceCalendar:
+    """Read the events in the calendar on the user's own device (phone) between two times. Runs on the device,
+    which may ask the user for calendar permission."""
+    zone = ctx.caller.timezone
+    begins = parse_datetime(start_date, field="start_date", timezone=zone)
+    ends = parse_datetime(end_date, field="end_date", timezone=zone)
+    if ends <= begins:
+        raise ToolInputError("end_date must be after start_date.")
+    if ends - begins > MAX_WINDOW:
+        raise ToolInputError("The range may span at most 366 days.")
+    raise CallDeferred(
+        {"start_date": begins.isoformat(), "end_date": ends.isoformat()}, notification_message=notification_message
+    )

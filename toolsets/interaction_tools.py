@@ -1,7 +1,38 @@
-"""interaction toolset (see DESIGN section 4); its tools arrive with the issue that implements them."""
+"""interaction toolset: a confirmation dialog on the user's device (deferred)."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from toolsets.annotations import ToolHints
+from toolsets.errors import CallDeferred
 from toolsets.toolset import Toolset
 
 interaction_toolset = Toolset("interaction")
+
+
+class ConfirmationResult(BaseModel):
+    confirmed: bool = Field(description="True when the user confirmed, False when they chose the other option")
+
+
+@interaction_toolset.tool(hints=ToolHints(idempotent=False), deferred=True)
+async def confirm_interaction(
+    notification_message: Annotated[
+        str, Field(description="Short text shown while the dialog is pending", max_length=200)
+    ],
+    title: Annotated[str, Field(description="Dialog title", min_length=1, max_length=100)],
+    message: Annotated[str, Field(description="The question to confirm", min_length=1, max_length=1000)],
+    confirm_label: Annotated[str | None, Field(description="Label of the confirm button", max_length=40)] = None,
+    cancel_label: Annotated[str | None, Field(description="Label of the other button", max_length=40)] = None,
+    permission: Annotated[
+        str | None,
+        Field(description="An OS permission to request when the user confirms, e.g. calendar.read", max_length=100),
+    ] = None,
+) -> ConfirmationResult:
+    """Ask the user to confirm something in a dialog on their device (optionally requesting an OS permission on
+    confirm). Use before acting on the user's behalf when you are not sure they want it."""
+    arguments = {"title": title, "message": message, "confirm_label": confirm_label, "cancel_label": cancel_label,
+                 "permission": permission}  # fmt: skip
+    raise CallDeferred(arguments, notification_message=notification_message)

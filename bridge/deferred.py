@@ -1,0 +1,155 @@
+"""Choosing, per call, who answers a deferred tool: the user's device (agent-rpc), the MCP client
+by elicitation, or nobody (a clear error naming the missing route).
+
+Whichever route answered, the outcome reads the same to the model: a device's -32001/-32002/-32010
+and an elicitation's decline/cancel become the same tool errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from pydantic import ValidationError
+
+from bridge.elicitation import CannotAsk, McpAsker
+from bridge.handlers import HANDLERS, DeferredToolHandler
+from bridge.jsonrpc import PERMISSION_DENIED, PERMISSION_REQUIRED, USER_CANCELED, RpcResponse
+from bridge.pending import PendingCall
+from bridge.service import DeviceBridge, DeviceTimeout, Progress
+from toolsets.context import DeferredCall
+from toolsets.errors import ToolError
+
+logger = logging.getLogger("truloop.deferred")
+
+
+def denied(tool: str) -> ToolError:
+    return ToolError(
+        f"The user denied {tool} on their device (PermissionDenied). Do not retry; tell the user what could not be "
+        "done without it.",
+        code="permission_denied",
+    )
+
+
+def canceled(tool: str) -> ToolError:
+    return ToolError(f"The user canceled {tool} (UserCanceled); nothing was done.", code="user_canceled")
+
+
+def from_device(handler: DeferredToolHandler, response: RpcResponse) -> dict[str, Any]:
+    tool = handler.get_tool_name()
+    if response.error is None:
+        try:
+            return handler.transform_result(handler.validate_result(response.result))
+        except ValidationError:
+            raise ToolError(f"The device answered {tool} with a malformed result.", code="device_error") from None
+    error = response.error
+    if error.code == PERMISSION_REQUIRED:
+        data = error.data if isinstance(error.data, dict) else {}
+        permission = data.get("requiredPermission") or "an OS permission"
+        again = data.get("canPromptAgain")
+        hint = (
+            "The device can still ask: call confirm_interaction with permission set to it, then retry."
+            if again
+            else "The device cannot ask again: tell the user to enable it in the system settings."
+        )
+        raise ToolError(
+            f"{tool} needs the '{permission}' permission on the user's device (PermissionRequired). {hint}",
+            code="permission_required",
+        )
+    if error.code == PERMISSION_DENIED:
+        raise denied(tool)
+    if error.code == USER_CANCELED:
+        raise canceled(tool)
+    raise ToolError(f"The device could not run {tool}: {error.message[:200]}", code="device_error")
+
+
+class DeferredRouter:
+    """The `DeferredResolver` port for one MCP tool call."""
+
+    def __init__(
+        self, bridge: DeviceBridge | None, asker: McpAsker | None, *, timeout: float, progress: Progress
+    ) -> None:
+        self._bridge = bridge
+        self._asker = asker
+        self._timeout = timeout
+        self._progress = progress
+
+    async def resolve(self, call: DeferredCall) -> Any:
+        handler = HANDLERS.get(call.tool_name)
+        if handler is None:
+            raise ToolError(f"No handler is registered for the deferred tool {call.tool_name}.", code="no_route")
+        bridge_problem = None
+        if self._bridge is not None:
+            try:
+                if await self._bridge.reachable(call.caller.user_id):
+                    return await self._via_device(handler, call)
+            except ToolError:
+                raise
+            except Exception as exc:  # Redis (or another backend) is unreachable
+                logger.warning("device bridge unavailable: %s", type(exc).__name__)
+                bridge_problem = exc
+        answer = await self._via_elicitation(handler, call)
+        if answer is not None:
+            return answer
+        if bridge_problem is not None:
+            raise ToolError(
+                f"{call.tool_name} runs on the user's device, but the device bridge's shared store (Redis) is "
+                "unreachable right now; try again shortly.",
+                code="bridge_unavailable",
+                retryable=True,
+            )
+        raise ToolError(
+            f"{call.tool_name} runs on the user's device, and no route to it is available: no device of user "
+            f"{call.caller.user_id!r} is connected to GET /api/v1/agent/rpc-stream"
+            + (
+                ", and this MCP client did not declare elicitation. Connect the app (or `python -m bridge.device`), "
+                "or use a client that supports elicitation."
+                if handler.elicitation_form(call) is not None
+                else ". Connect the app (or `python -m bridge.device`) and try again."
+            ),
+            code="no_route",
+        )
+
+    async def _via_device(self, handler: DeferredToolHandler, call: DeferredCall) -> dict[str, Any]:
+        assert self._bridge is not None
+        pending = PendingCall(
+            call_id="call_" + secrets.token_urlsafe(12),
+            tool_name=call.tool_name,
+            method=handler.get_method_name(),
+            params=handler.create_params(call),
+            notification_message=call.notification_message,
+            user_id=call.caller.user_id,
+            channel="sendbird" if self._bridge.extra_channel is not None else "rpc-stream",
+        )
+        try:
+            response = await self._bridge.call_device(pending, give_up_after=self._timeout, progress=self._progress)
+        except DeviceTimeout:
+            raise ToolError(
+                f"The user's device did not answer {call.tool_name} within {self._timeout:g} s; the request was "
+                "withdrawn. Try again when the user has the app open.",
+                code="timeout",
+                retryable=True,
+            ) from None
+        return from_device(handler, response)
+
+    async def _via_elicitation(self, handler: DeferredToolHandler, call: DeferredCall) -> dict[str, Any] | None:
+        form = handler.elicitation_form(call)
+        if form is None or self._asker is None:
+            return None
+        message, schema = form
+        try:
+            answer = await self._asker.ask(f"truloop/deferred/{call.tool_name}", message, schema)
+        except CannotAsk:
+            return None
+        if answer.action == "decline":
+            raise denied(call.tool_name)
+        if answer.action == "cancel":
+            raise canceled(call.tool_name)
+        try:
+            value = handler.validate_result(handler.from_elicitation(answer.content or {}))
+        except ValidationError:
+            raise ToolError(
+                f"The answer to {call.tool_name} was not understood; ask again.", code="validation"
+            ) from None
+        return handler.transform_result(value)

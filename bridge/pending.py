@@ -1,0 +1,146 @@
+"""Pending deferred calls and the device channel's shared state, behind one backend interface.
+
+`MemoryBackend` serves one process (the embedded default); `bridge.redis_backend.RedisBackend`
+lets several replicas share pending calls (TTL 1 h), device presence, deliveries to a device
+connected elsewhere, and the wake-up of a call waiting on another replica.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from bridge.jsonrpc import RpcRequest
+
+CALL_TTL_SECONDS = 3600
+ANSWERED_TTL_SECONDS = 3600
+RESULT_TTL_SECONDS = 300
+
+
+class PendingCall(BaseModel):
+    call_id: str
+    tool_name: str
+    method: str
+    params: dict[str, Any]
+    notification_message: str | None = None
+    user_id: str
+    channel: str = "rpc-stream"
+    created_at: float = Field(default_factory=time.time)
+
+    def request(self) -> RpcRequest:
+        return RpcRequest(id=self.call_id, method=self.method, params=self.params)
+
+
+class Outcome(enum.Enum):
+    COMPLETED = "completed"
+    UNKNOWN = "unknown"  # no such call, expired, or another user's (indistinguishable on purpose)
+    ALREADY_ANSWERED = "already_answered"
+
+
+ResultListener = Callable[[str], None]
+EnvelopeListener = Callable[[str, dict[str, Any]], None]
+
+
+class BridgeBackend(Protocol):
+    on_result: ResultListener
+    on_envelope: EnvelopeListener
+
+    def running(self) -> contextlib.AbstractAsyncContextManager[None]: ...
+
+    async def create(self, call: PendingCall) -> None: ...
+    async def get(self, call_id: str) -> PendingCall | None: ...
+    async def pending_for(self, user_id: str) -> list[PendingCall]: ...
+    async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome: ...
+    async def take_result(self, call_id: str) -> dict[str, Any] | None: ...
+    async def discard(self, call_id: str) -> None: ...
+
+    async def mark_online(self, user_id: str, device_id: str, ttl: float) -> None: ...
+    async def mark_offline(self, user_id: str, device_id: str) -> None: ...
+    async def online(self, user_id: str) -> bool: ...
+    async def publish_envelope(self, user_id: str, envelope: dict[str, Any]) -> None: ...
+    async def ping(self) -> None: ...
+
+
+def _ignore_result(call_id: str) -> None:
+    return None
+
+
+def _ignore_envelope(user_id: str, envelope: dict[str, Any]) -> None:
+    return None
+
+
+class MemoryBackend:
+    """In-process state; completions are at-most-once because the event loop runs them one at a time."""
+
+    def __init__(self) -> None:
+        self.on_result: ResultListener = _ignore_result
+        self.on_envelope: EnvelopeListener = _ignore_envelope
+        self._calls: dict[str, PendingCall] = {}
+        self._answered: dict[str, tuple[str, float]] = {}
+        self._results: dict[str, dict[str, Any]] = {}
+        self._presence: dict[str, dict[str, float]] = {}
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        yield
+
+    def _expire(self) -> None:
+        now = time.time()
+        for call_id in [k for k, c in self._calls.items() if now - c.created_at > CALL_TTL_SECONDS]:
+            del self._calls[call_id]
+        for call_id in [k for k, (_, at) in self._answered.items() if now - at > ANSWERED_TTL_SECONDS]:
+            del self._answered[call_id]
+
+    async def create(self, call: PendingCall) -> None:
+        self._expire()
+        self._calls[call.call_id] = call
+
+    async def get(self, call_id: str) -> PendingCall | None:
+        self._expire()
+        return self._calls.get(call_id)
+
+    async def pending_for(self, user_id: str) -> list[PendingCall]:
+        self._expire()
+        return sorted((c for c in self._calls.values() if c.user_id == user_id), key=lambda c: c.created_at)
+
+    async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome:
+        self._expire()
+        call = self._calls.get(call_id)
+        if call is None:
+            answered = self._answered.get(call_id)
+            return Outcome.ALREADY_ANSWERED if answered and answered[0] == user_id else Outcome.UNKNOWN
+        if call.user_id != user_id:
+            return Outcome.UNKNOWN
+        del self._calls[call_id]
+        self._answered[call_id] = (user_id, time.time())
+        self._results[call_id] = response
+        self.on_result(call_id)
+        return Outcome.COMPLETED
+
+    async def take_result(self, call_id: str) -> dict[str, Any] | None:
+        return self._results.pop(call_id, None)
+
+    async def discard(self, call_id: str) -> None:
+        self._calls.pop(call_id, None)
+        self._results.pop(call_id, None)
+
+    async def mark_online(self, user_id: str, device_id: str, ttl: float) -> None:
+        self._presence.setdefault(user_id, {})[device_id] = time.time() + ttl
+
+    async def mark_offline(self, user_id: str, device_id: str) -> None:
+        self._presence.get(user_id, {}).pop(device_id, None)
+
+    async def online(self, user_id: str) -> bool:
+        now = time.time()
+        return any(until > now for until in self._presence.get(user_id, {}).values())
+
+    async def publish_envelope(self, user_id: str, envelope: dict[str, Any]) -> None:
+        self.on_envelope(user_id, envelope)
+
+    async def ping(self) -> None:
+        return None

@@ -1,0 +1,175 @@
+"""The bridge's shared state in Redis, so several replicas act as one.
+
+Keys (under a prefix, `truloop:` by default): `call:{id}` the pending call (TTL 1 h);
+`user-calls:{user}` a sorted set of the user's pending ids; `answered:{id}` a tombstone that
+tells a second answer from an unknown id; `result:{id}` the answer, until the waiter takes it;
+`presence:{user}` a sorted set of device ids scored by when their heartbeat runs out.
+Channels: `results` (a call id was answered: wake its waiter, wherever it runs) and `devices`
+(an envelope for a user: every replica hands it to that user's streams it holds).
+Completion is one Lua script, so two answers racing on two replicas resume the call once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from bridge.pending import (
+    ANSWERED_TTL_SECONDS,
+    CALL_TTL_SECONDS,
+    RESULT_TTL_SECONDS,
+    EnvelopeListener,
+    Outcome,
+    PendingCall,
+    ResultListener,
+    _ignore_envelope,
+    _ignore_result,
+)
+
+logger = logging.getLogger("truloop.redis")
+
+COMPLETE = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then
+  if redis.call('GET', KEYS[3]) == ARGV[2] then return 2 end
+  return 0
+end
+if cjson.decode(raw)['user_id'] ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('SET', KEYS[3], ARGV[2], 'EX', ARGV[4])
+redis.call('SET', KEYS[4], ARGV[3], 'EX', ARGV[5])
+redis.call('PUBLISH', ARGV[6], ARGV[1])
+return 1
+"""
+TAKE = "local v = redis.call('GET', KEYS[1]); if v then redis.call('DEL', KEYS[1]) end; return v"
+
+
+class RedisBackend:
+    def __init__(self, url: str, *, prefix: str = "truloop:") -> None:
+        import redis.asyncio as redis
+
+        self._redis = redis.from_url(
+            url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5, health_check_interval=15,
+            retry_on_timeout=False,
+        )  # fmt: skip
+        self._prefix = prefix
+        self._complete = self._redis.register_script(COMPLETE)
+        self._take = self._redis.register_script(TAKE)
+        self.on_result: ResultListener = _ignore_result
+        self.on_envelope: EnvelopeListener = _ignore_envelope
+        self.listening = anyio.Event()
+
+    def _key(self, *parts: str) -> str:
+        return self._prefix + ":".join(parts)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._listen)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+        await self._redis.aclose()
+
+    async def _listen(self) -> None:
+        """Relay the two channels to this replica; reconnect with backoff while Redis is away."""
+        results, devices = self._key("results"), self._key("devices")
+        delay = 0.2
+        while True:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(results, devices)
+                self.listening.set()
+                delay = 0.2
+                while True:
+                    message = await pubsub.get_message(timeout=1.0)
+                    if message is None:
+                        continue
+                    if message["channel"] == results:
+                        self.on_result(message["data"])
+                    else:
+                        payload = json.loads(message["data"])
+                        self.on_envelope(payload["user"], payload["envelope"])
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception as exc:
+                self.listening = anyio.Event()
+                logger.warning("Redis subscription lost (%s); retrying in %.1f s", type(exc).__name__, delay)
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    with anyio.CancelScope(shield=True):
+                        await pubsub.aclose()
+
+    async def ping(self) -> None:
+        await self._redis.ping()
+
+    async def create(self, call: PendingCall) -> None:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.set(self._key("call", call.call_id), call.model_dump_json(), ex=CALL_TTL_SECONDS)
+            pipe.zadd(self._key("user-calls", call.user_id), {call.call_id: call.created_at})
+            pipe.expire(self._key("user-calls", call.user_id), CALL_TTL_SECONDS)
+            await pipe.execute()
+
+    async def get(self, call_id: str) -> PendingCall | None:
+        raw = await self._redis.get(self._key("call", call_id))
+        return PendingCall.model_validate_json(raw) if raw else None
+
+    async def pending_for(self, user_id: str) -> list[PendingCall]:
+        index = self._key("user-calls", user_id)
+        await self._redis.zremrangebyscore(index, "-inf", time.time() - CALL_TTL_SECONDS)
+        ids = await self._redis.zrange(index, 0, -1)
+        if not ids:
+            return []
+        raws = await self._redis.mget([self._key("call", call_id) for call_id in ids])
+        return [PendingCall.model_validate_json(raw) for raw in raws if raw]
+
+    async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome:
+        keys = [
+            self._key("call", call_id),
+            self._key("user-calls", user_id),
+            self._key("answered", call_id),
+            self._key("result", call_id),
+        ]
+        args = [call_id, user_id, json.dumps(response), ANSWERED_TTL_SECONDS, RESULT_TTL_SECONDS, self._key("results")]
+        code = int(await self._complete(keys=keys, args=args))
+        return {1: Outcome.COMPLETED, 2: Outcome.ALREADY_ANSWERED}.get(code, Outcome.UNKNOWN)
+
+    async def take_result(self, call_id: str) -> dict[str, Any] | None:
+        raw = await self._take(keys=[self._key("result", call_id)])
+        return json.loads(raw) if raw else None
+
+    async def discard(self, call_id: str) -> None:
+        raw = await self._redis.get(self._key("call", call_id))
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.delete(self._key("call", call_id), self._key("result", call_id))
+            if raw:
+                pipe.zrem(self._key("user-calls", json.loads(raw)["user_id"]), call_id)
+            await pipe.execute()
+
+    async def mark_online(self, user_id: str, device_id: str, ttl: float) -> None:
+        key = self._key("presence", user_id)
+        now = time.time()
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(key, {device_id: now + ttl})
+            pipe.zremrangebyscore(key, "-inf", now)
+            pipe.expire(key, int(ttl) + 5)
+            await pipe.execute()
+
+    async def mark_offline(self, user_id: str, device_id: str) -> None:
+        await self._redis.zrem(self._key("presence", user_id), device_id)
+
+    async def online(self, user_id: str) -> bool:
+        return int(await self._redis.zcount(self._key("presence", user_id), time.time(), "+inf")) > 0
+
+    async def publish_envelope(self, user_id: str, envelope: dict[str, Any]) -> None:
+        await self._redis.publish(self._key("devices"), json.dumps({"user": user_id, "envelope": envelope}))

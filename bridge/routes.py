@@ -1,0 +1,129 @@
+"""The agent-rpc shim's HTTP routes: a device's SSE stream of envelopes, and its answers.
+
+Every refusal is a 4xx with a JSON-RPC error body, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from bridge.handlers import BY_METHOD
+from bridge.jsonrpc import (
+    ALREADY_ANSWERED,
+    INVALID_PARAMS,
+    TOO_LARGE,
+    UNAUTHORIZED,
+    UNAVAILABLE,
+    UNKNOWN_CALL,
+    BadMessage,
+    error_body,
+    parse_response,
+)
+from bridge.pending import Outcome
+from bridge.service import DeviceBridge
+
+logger = logging.getLogger("truloop.shim")
+
+MAX_BODY_BYTES = 256 * 1024
+
+Identify = Callable[[Request], Awaitable[str | None]]
+
+
+def _refuse(status: int, request_id: Any, code: int, message: str, data: Any = None) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Bearer error="invalid_token"'} if status == 401 else None
+    return JSONResponse(error_body(request_id, code, message, data), status_code=status, headers=headers)
+
+
+async def _read_limited(request: Request, limit: int) -> bytes | None:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def shim_routes(bridge: DeviceBridge, identify: Identify, *, max_body: int = MAX_BODY_BYTES) -> list[Route]:
+    async def tool_message(request: Request) -> Response:
+        user_id = await identify(request)
+        if user_id is None:
+            return _refuse(401, None, UNAUTHORIZED, "Unauthorized: send Authorization: Bearer <JWT>")
+        body = await _read_limited(request, max_body)
+        if body is None:
+            return _refuse(413, None, TOO_LARGE, f"The body is larger than {max_body} bytes")
+        try:
+            response = parse_response(body)
+        except BadMessage as bad:
+            return _refuse(400, None, bad.code, bad.message)
+        try:
+            call = await bridge.pending_call(str(response.id))
+            if call is None or call.user_id != user_id:
+                outcome = await bridge.answer(user_id, response) if call is None else Outcome.UNKNOWN
+                return _unanswerable(outcome, response.id)
+            handler = BY_METHOD.get(call.method)
+            if handler is not None and response.error is None:
+                try:
+                    handler.validate_result(response.result)
+                except ValidationError as exc:
+                    problems = [
+                        {"field": ".".join(str(p) for p in e["loc"]), "problem": e["msg"]}
+                        for e in exc.errors(include_url=False, include_input=False)[:10]
+                    ]
+                    return _refuse(422, response.id, INVALID_PARAMS, f"The result does not fit {call.method}", problems)
+            outcome = await bridge.answer(user_id, response)
+        except Exception as exc:
+            logger.warning("tool-message could not reach the bridge store: %s", type(exc).__name__)
+            return _refuse(503, response.id, UNAVAILABLE, "The bridge's store is unavailable; retry shortly")
+        if outcome is Outcome.COMPLETED:
+            return JSONResponse({"jsonrpc": "2.0", "id": response.id, "result": {"accepted": True}})
+        return _unanswerable(outcome, response.id)
+
+    async def rpc_stream(request: Request) -> Response:
+        user_id = await identify(request)
+        if user_id is None:
+            return _refuse(401, None, UNAUTHORIZED, "Unauthorized: send Authorization: Bearer <JWT>")
+        try:
+            await bridge.backend.ping()
+        except Exception:
+            return _refuse(503, None, UNAVAILABLE, "The bridge's store is unavailable; reconnect shortly")
+        return StreamingResponse(
+            _events(bridge, user_id),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    return [
+        Route("/api/v1/agent/tool-message", tool_message, methods=["POST"]),
+        Route("/api/v1/agent/rpc-stream", rpc_stream, methods=["GET"]),
+    ]
+
+
+def _unanswerable(outcome: Outcome, request_id: Any) -> JSONResponse:
+    if outcome is Outcome.ALREADY_ANSWERED:
+        return _refuse(409, request_id, ALREADY_ANSWERED, "This call was already answered")
+    return _refuse(404, request_id, UNKNOWN_CALL, "Unknown or expired call id (or not one of your calls)")
+
+
+async def _events(bridge: DeviceBridge, user_id: str) -> AsyncIterator[str]:
+    async with bridge.device_stream(user_id) as envelopes:
+        yield ": connected\n\n"
+        while True:
+            envelope = None
+            with anyio.move_on_after(bridge.heartbeat):
+                envelope = await envelopes.receive()
+            if envelope is None:
+                yield ": heartbeat\n\n"
+            else:
+                yield f"event: agent-rpc\ndata: {json.dumps(envelope, ensure_ascii=False)}\n\n"

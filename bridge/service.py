@@ -1,0 +1,164 @@
+"""The device bridge: sends deferred calls to the user's device and waits for the answer.
+
+Delivery is at-least-once (a call created while a device reconnects is sent again when it
+comes back); completion is at-most-once (the backend decides which answer wins).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from bridge.jsonrpc import Envelope, RpcResponse
+from bridge.pending import BridgeBackend, Outcome, PendingCall
+
+logger = logging.getLogger("truloop.bridge")
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class DeviceTimeout(Exception):  # noqa: N818
+    pass
+
+
+class ChannelSender(Protocol):
+    """An extra way to reach a device (e.g. Sendbird); True when it accepted the envelope."""
+
+    async def send(self, user_id: str, envelope: dict[str, Any]) -> bool: ...
+
+
+async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+    return None
+
+
+class DeviceBridge:
+    def __init__(
+        self,
+        backend: BridgeBackend,
+        *,
+        heartbeat: float = 15.0,
+        presence_ttl: float = 45.0,
+        poll_interval: float = 1.0,
+        progress_interval: float = 5.0,
+        extra_channel: ChannelSender | None = None,
+    ) -> None:
+        self.backend = backend
+        self.heartbeat = heartbeat
+        self.presence_ttl = presence_ttl
+        self.poll_interval = poll_interval
+        self.progress_interval = progress_interval
+        self.extra_channel = extra_channel
+        self._waiters: dict[str, anyio.Event] = {}
+        self._streams: dict[str, dict[str, MemoryObjectSendStream[dict[str, Any]]]] = {}
+        backend.on_result = self._wake
+        backend.on_envelope = self._fan_out
+
+    def running(self) -> contextlib.AbstractAsyncContextManager[None]:
+        return self.backend.running()
+
+    def _wake(self, call_id: str) -> None:
+        event = self._waiters.get(call_id)
+        if event is not None:
+            event.set()
+
+    def _fan_out(self, user_id: str, envelope: dict[str, Any]) -> None:
+        for stream in list(self._streams.get(user_id, {}).values()):
+            try:
+                stream.send_nowait(envelope)
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                logger.warning("a device of %s is not keeping up; it gets the call again when it reconnects", user_id)
+
+    async def reachable(self, user_id: str) -> bool:
+        return self.extra_channel is not None or await self.backend.online(user_id)
+
+    async def send_to_device(self, user_id: str, envelope: dict[str, Any]) -> bool:
+        """Hand an envelope to the user's device(s), on whichever replica they are connected."""
+        online = await self.backend.online(user_id)
+        if online:
+            await self.backend.publish_envelope(user_id, envelope)
+        sent = False
+        if self.extra_channel is not None:
+            try:
+                sent = await self.extra_channel.send(user_id, envelope)
+            except Exception:
+                logger.warning("the extra device channel failed for %s", user_id, exc_info=True)
+        return online or sent
+
+    async def call_device(
+        self, call: PendingCall, *, give_up_after: float, progress: Progress = _no_progress
+    ) -> RpcResponse:
+        """Store the call, deliver it, and wait for the device's answer (raises DeviceTimeout)."""
+        event = self._waiters[call.call_id] = anyio.Event()
+        answered = False
+        try:
+            await self.backend.create(call)
+            envelope = Envelope.wrap(call.request(), call.notification_message).model_dump()
+            await self.send_to_device(call.user_id, envelope)
+            started = time.monotonic()
+            deadline = started + give_up_after
+            next_progress = started
+            while True:
+                now = time.monotonic()
+                if now >= next_progress:
+                    await progress(round(now - started, 1), None, call.notification_message or "Waiting for the device")
+                    next_progress = now + self.progress_interval
+                result = await self.backend.take_result(call.call_id)
+                if result is not None:
+                    answered = True
+                    return RpcResponse.model_validate(result)
+                if now >= deadline:
+                    raise DeviceTimeout(call.call_id)
+                with anyio.move_on_after(min(self.poll_interval, deadline - now, next_progress - now)):
+                    await event.wait()
+                if event.is_set():
+                    event = self._waiters[call.call_id] = anyio.Event()
+        finally:
+            self._waiters.pop(call.call_id, None)
+            if not answered:
+                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                    await self.backend.discard(call.call_id)
+
+    async def answer(self, user_id: str, response: RpcResponse) -> Outcome:
+        return await self.backend.complete(str(response.id), user_id, response.wire())
+
+    async def pending_call(self, call_id: str) -> PendingCall | None:
+        return await self.backend.get(call_id)
+
+    @contextlib.asynccontextmanager
+    async def device_stream(self, user_id: str) -> AsyncIterator[MemoryObjectReceiveStream[dict[str, Any]]]:
+        """A device's live feed of envelopes; pending calls are sent again on (re)connect."""
+        device_id = secrets.token_hex(8)
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](256)
+        self._streams.setdefault(user_id, {})[device_id] = send
+        try:
+            await self.backend.mark_online(user_id, device_id, self.presence_ttl)
+            for call in await self.backend.pending_for(user_id):
+                send.send_nowait(Envelope.wrap(call.request(), call.notification_message).model_dump())
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._keep_present, user_id, device_id)
+                try:
+                    yield receive
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            self._streams.get(user_id, {}).pop(device_id, None)
+            if not self._streams.get(user_id):
+                self._streams.pop(user_id, None)
+            send.close()
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self.backend.mark_offline(user_id, device_id)
+
+    async def _keep_present(self, user_id: str, device_id: str) -> None:
+        while True:
+            await anyio.sleep(self.heartbeat)
+            try:
+                await self.backend.mark_online(user_id, device_id, self.presence_ttl)
+            except Exception as exc:
+                logger.warning("device presence not refreshed (%s)", type(exc).__name__)

@@ -120,4 +120,7 @@ def build_http_app(settings: Settings) -> Starlette:
         async with bridge.running(), main.session_manager.run(), safe.session_manager.run():
             yield
 
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.bridge = bridge
+    app.state.services = services
+    return app

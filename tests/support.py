@@ -106,3 +106,22 @@ def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@contextlib.asynccontextmanager
+async def serve_in_process(app: Any) -> Any:
+    """Serve an ASGI app with uvicorn on a free loopback port inside the test's event loop."""
+    import anyio
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True

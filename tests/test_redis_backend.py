@@ -1,0 +1,128 @@
+"""The pending-call contract against the real Redis (and the in-process backend): TTL, user index,
+at-most-once completion across replicas, cross-replica wake-up and delivery, presence."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+from bridge.jsonrpc import RpcResponse
+from bridge.pending import MemoryBackend, Outcome, PendingCall
+from bridge.redis_backend import RedisBackend
+from bridge.service import DeviceBridge
+
+pytestmark = pytest.mark.anyio
+
+
+def call(call_id: str, user: str = "alice") -> PendingCall:
+    return PendingCall(call_id=call_id, tool_name="confirm_interaction", method="interaction.confirm",
+                       params={"title": "t", "message": "m"}, user_id=user, notification_message="Asking")  # fmt: skip
+
+
+def answer(call_id: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": call_id, "result": {"confirmed": True}}
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    if request.param == "memory":
+        yield MemoryBackend()
+        return
+    url = request.getfixturevalue("redis_url")
+    redis_backend = RedisBackend(url, prefix=request.getfixturevalue("redis_prefix"))
+    async with redis_backend.running():
+        yield redis_backend
+
+
+async def test_call_lifecycle_and_user_index(backend: Any) -> None:
+    await backend.create(call("c1"))
+    await backend.create(call("c2"))
+    await backend.create(call("c3", user="bob"))
+    assert [c.call_id for c in await backend.pending_for("alice")] == ["c1", "c2"]
+    stored = await backend.get("c1")
+    assert stored is not None and stored.params == {"title": "t", "message": "m"} and stored.channel == "rpc-stream"
+    assert await backend.complete("c1", "bob", answer("c1")) is Outcome.UNKNOWN  # a stranger
+    assert await backend.complete("c1", "alice", answer("c1")) is Outcome.COMPLETED
+    assert await backend.complete("c1", "alice", answer("c1")) is Outcome.ALREADY_ANSWERED
+    assert await backend.complete("nope", "alice", answer("nope")) is Outcome.UNKNOWN
+    assert await backend.get("c1") is None
+    assert [c.call_id for c in await backend.pending_for("alice")] == ["c2"]
+    assert await backend.take_result("c1") == answer("c1")
+    assert await backend.take_result("c1") is None
+    await backend.discard("c2")
+    assert await backend.pending_for("alice") == []
+
+
+async def test_redis_keys_carry_the_one_hour_ttl(redis_url: str, redis_prefix: str) -> None:
+    import redis.asyncio as redis
+
+    backend = RedisBackend(redis_url, prefix=redis_prefix)
+    await backend.create(call("ttl1"))
+    client = redis.from_url(redis_url)
+    try:
+        ttl = await client.ttl(f"{redis_prefix}call:ttl1")
+        assert 3590 <= ttl <= 3600
+        await backend.complete("ttl1", "alice", answer("ttl1"))
+        assert 3590 <= await client.ttl(f"{redis_prefix}answered:ttl1") <= 3600
+    finally:
+        await client.aclose()
+
+
+async def test_two_replicas_racing_answers_complete_once(redis_url: str, redis_prefix: str) -> None:
+    replica_a, replica_b = RedisBackend(redis_url, prefix=redis_prefix), RedisBackend(redis_url, prefix=redis_prefix)
+    ids = [f"race{n}" for n in range(100)]
+    for call_id in ids:
+        await replica_a.create(call(call_id))
+    outcomes: list[Outcome] = []
+
+    async def complete(backend: RedisBackend, call_id: str) -> None:
+        outcomes.append(await backend.complete(call_id, "alice", answer(call_id)))
+
+    async with anyio.create_task_group() as tg:
+        for call_id in ids:
+            tg.start_soon(complete, replica_a, call_id)
+            tg.start_soon(complete, replica_b, call_id)
+    assert outcomes.count(Outcome.COMPLETED) == 100
+    assert outcomes.count(Outcome.ALREADY_ANSWERED) == 100
+
+
+async def test_answer_on_replica_b_wakes_the_call_waiting_on_replica_a(redis_url: str, redis_prefix: str) -> None:
+    bridge_a = DeviceBridge(RedisBackend(redis_url, prefix=redis_prefix), poll_interval=30)
+    bridge_b = DeviceBridge(RedisBackend(redis_url, prefix=redis_prefix), poll_interval=30)
+    got: list[RpcResponse] = []
+    async with bridge_a.running(), bridge_b.running():
+        with anyio.fail_after(5):
+            await bridge_a.backend.listening.wait()  # type: ignore[attr-defined]
+            await bridge_b.backend.listening.wait()  # type: ignore[attr-defined]
+        async with bridge_b.device_stream("alice") as envelopes, anyio.create_task_group() as tg:
+
+            async def wait_on_a() -> None:
+                got.append(await bridge_a.call_device(call("x1"), give_up_after=10))
+
+            tg.start_soon(wait_on_a)
+            with anyio.fail_after(5):
+                envelope = await envelopes.receive()  # delivered to the device connected to B
+            request = json.loads(envelope["data"])
+            started = anyio.current_time()
+            assert (
+                await bridge_b.answer("alice", RpcResponse.model_validate(answer(request["id"]))) is Outcome.COMPLETED
+            )
+        elapsed = anyio.current_time() - started
+    assert got and got[0].result == {"confirmed": True}
+    assert elapsed < 2  # woken by pub/sub, not by the 30 s poll
+
+
+async def test_presence_is_shared_and_expires(redis_url: str, redis_prefix: str) -> None:
+    replica_a, replica_b = RedisBackend(redis_url, prefix=redis_prefix), RedisBackend(redis_url, prefix=redis_prefix)
+    assert not await replica_b.online("alice")
+    await replica_a.mark_online("alice", "dev1", ttl=0.5)
+    assert await replica_b.online("alice")
+    await anyio.sleep(0.7)
+    assert not await replica_b.online("alice")
+    await replica_a.mark_online("alice", "dev1", ttl=30)
+    await replica_a.mark_offline("alice", "dev1")
+    assert not await replica_b.online("alice")

@@ -1,0 +1,127 @@
+"""Redis stopped mid-test and started again: deferred tools answer a clear error meanwhile, the
+rest of the server keeps working, and everything recovers by itself afterwards."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from bridge.jsonrpc import RpcResponse
+from tests.support import free_port, server_for
+
+CONFIRM = {"notification_message": "Asking you...", "title": "Share", "message": "Share your calendar?"}
+
+
+class PrivateRedis:
+    """A redis-server of this test's own on a free port (the shared one is never stopped)."""
+
+    def __init__(self, workdir: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is not installed (CI installs it; apt-get install redis-server)")
+        self.binary = binary
+        self.port = free_port()
+        self.workdir = workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(self.workdir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        import socket
+
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("private redis did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    try:
+        yield redis
+    finally:
+        redis.stop()
+
+
+async def resilient_device(server: Any, answered: list[str]) -> None:
+    """A device that keeps reconnecting, as the app does, and confirms everything."""
+    bridge = server.bridge
+    while True:
+        try:
+            async with bridge.device_stream("alice") as envelopes:
+                async for envelope in envelopes:
+                    request = json.loads(envelope["data"])
+                    body = {"jsonrpc": "2.0", "id": request["id"], "result": {"confirmed": True}}
+                    await bridge.answer("alice", RpcResponse.model_validate(body))
+                    answered.append(request["id"])
+        except Exception:
+            await anyio.sleep(0.1)
+
+
+async def call_until(client: Client, ok: bool, seconds: float) -> Any:
+    with anyio.fail_after(seconds):
+        while True:
+            result = await client.call_tool("confirm_interaction", CONFIRM)
+            if (not result.is_error) == ok:
+                return result
+            await anyio.sleep(0.2)
+
+
+@pytest.mark.anyio
+async def test_redis_outage_gives_clear_errors_then_recovers(private_redis: PrivateRedis, tmp_path: Path) -> None:
+    server = server_for(user="alice", redis_url=private_redis.url, data_dir=tmp_path / "data")
+    bridge = server.bridge
+    assert bridge is not None
+    bridge.heartbeat = 0.2
+    bridge.poll_interval = 0.2
+    answered: list[str] = []
+    async with bridge.running(), anyio.create_task_group() as tg:
+        tg.start_soon(resilient_device, server, answered)
+        async with Client(server, mode="legacy") as client:
+            before = await call_until(client, ok=True, seconds=10)
+            assert before.structured_content == {"confirmed": True}
+
+            private_redis.stop()
+            started = time.monotonic()
+            during = await client.call_tool("confirm_interaction", CONFIRM)
+            assert time.monotonic() - started < 5  # fails fast, never hangs
+            assert during.is_error and during.structured_content is not None
+            assert during.structured_content["code"] == "bridge_unavailable"
+            assert during.structured_content["retryable"] is True
+            assert "Redis" in during.structured_content["reason"]
+            unaffected = await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
+            assert unaffected.structured_content == {"date": "2026-03-10", "day_of_week": "Tuesday", "iso_weekday": 2}
+
+            private_redis.start()  # same port, empty (no persistence): presence and subscriptions come back
+            after = await call_until(client, ok=True, seconds=15)
+            assert after.structured_content == {"confirmed": True}
+        tg.cancel_scope.cancel()
+    assert len(answered) >= 2

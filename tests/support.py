@@ -119,7 +119,7 @@ async def serve_in_process(app: Any) -> Any:
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
         with anyio.fail_after(10):
-            while not server.started:
+            while not server.started:  # noqa: ASYNC110 - uvicorn exposes a flag, not an event
                 await anyio.sleep(0.01)
         try:
             yield f"http://127.0.0.1:{port}"

@@ -46,7 +46,8 @@ async def device(server: TruloopMCP, answer: Any, seen: list[dict[str, Any]], re
     ("tool", "args", "answer", "expected"),
     [
         ("get_calendar_events", CALENDAR,
-         {"result": {"events": [{"id": "event_1", "title": "팀 미팅", "start": {"dateTime": "2026-03-10T10:00:00+09:00"},
+         {"result": {"events": [{"id": "event_1", "title": "팀 미팅",
+                                 "start": {"dateTime": "2026-03-10T10:00:00+09:00"},
                                  "end": {"dateTime": "2026-03-10T11:00:00+09:00"}}]}},
          {"events": [{"id": "event_1", "title": "팀 미팅", "start": "2026-03-10T10:00:00+09:00",
                       "end": "2026-03-10T11:00:00+09:00"}]}),
@@ -220,7 +221,7 @@ async def test_client_cancellation_withdraws_the_pending_call() -> None:
             with anyio.move_on_after(0.5):
                 await client.call_tool("get_calendar_events", CALENDAR)  # the client gives up: notifications/cancelled
             with anyio.fail_after(5):
-                while not seen or await bridge.backend.get(seen[0]) is not None:
+                while not seen or await bridge.backend.get(seen[0]) is not None:  # noqa: ASYNC110 - polling a store
                     await anyio.sleep(0.05)
         tg.cancel_scope.cancel()
     assert await bridge.backend.pending_for("alice") == []

@@ -75,7 +75,8 @@ def test_wire_format_is_the_seeds() -> None:
     assert envelope.model_dump() == {
         "custom_type": "agent-rpc",
         "message": "Reading your calendar",
-        "data": '{"jsonrpc":"2.0","id":"call_abc123","method":"calendar.getEvents","params":{"startDate":"a","endDate":"b"}}',
+        "data": '{"jsonrpc":"2.0","id":"call_abc123","method":"calendar.getEvents",'
+        '"params":{"startDate":"a","endDate":"b"}}',
     }
     error = parse_response(
         b'{"jsonrpc":"2.0","id":"call_abc123","error":{"code":-32010,"message":"PermissionRequired",'

@@ -17,7 +17,7 @@ from bridge.elicitation import CannotAsk, McpAsker
 from bridge.handlers import HANDLERS, DeferredToolHandler
 from bridge.jsonrpc import PERMISSION_DENIED, PERMISSION_REQUIRED, USER_CANCELED, RpcResponse
 from bridge.pending import PendingCall
-from bridge.service import DeviceBridge, DeviceTimeout, Progress
+from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, Progress
 from toolsets.context import DeferredCall
 from toolsets.errors import ToolError
 
@@ -86,6 +86,8 @@ class DeferredRouter:
                     return await self._via_device(handler, call)
             except ToolError:
                 raise
+            except DeviceUnreachable:
+                logger.info("no channel took %s for %s; trying the MCP client", call.tool_name, call.caller.user_id)
             except Exception as exc:  # Redis (or another backend) is unreachable
                 logger.warning("device bridge unavailable: %s", type(exc).__name__)
                 bridge_problem = exc

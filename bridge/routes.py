@@ -122,7 +122,10 @@ async def _events(bridge: DeviceBridge, user_id: str) -> AsyncIterator[str]:
         while True:
             envelope = None
             with anyio.move_on_after(bridge.heartbeat):
-                envelope = await envelopes.receive()
+                try:
+                    envelope = await envelopes.receive()
+                except anyio.EndOfStream:  # the server is shutting down
+                    return
             if envelope is None:
                 yield ": heartbeat\n\n"
             else:

@@ -28,6 +28,10 @@ class DeviceTimeout(Exception):  # noqa: N818
     pass
 
 
+class DeviceUnreachable(Exception):  # noqa: N818
+    """No channel took the request (the device went away, or Sendbird refused it)."""
+
+
 class ChannelSender(Protocol):
     """An extra way to reach a device (e.g. Sendbird); True when it accepted the envelope."""
 
@@ -100,7 +104,8 @@ class DeviceBridge:
         try:
             await self.backend.create(call)
             envelope = Envelope.wrap(call.request(), call.notification_message).model_dump()
-            await self.send_to_device(call.user_id, envelope)
+            if not await self.send_to_device(call.user_id, envelope):
+                raise DeviceUnreachable(call.call_id)
             started = time.monotonic()
             deadline = started + give_up_after
             next_progress = started
@@ -124,6 +129,12 @@ class DeviceBridge:
             if not answered:
                 with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                     await self.backend.discard(call.call_id)
+
+    def close_streams(self) -> None:
+        """End every device stream this replica holds (shutdown): devices reconnect elsewhere."""
+        for streams in list(self._streams.values()):
+            for stream in list(streams.values()):
+                stream.close()
 
     async def answer(self, user_id: str, response: RpcResponse) -> Outcome:
         return await self.backend.complete(str(response.id), user_id, response.wire())

@@ -76,7 +76,8 @@ async def _serve_http(settings: Settings) -> None:
         from server.app import build_services
 
         await _seed_demo(settings, build_services(settings))
-    config = uvicorn.Config(build_http_app(settings), log_level="warning", lifespan="on")
+    app = build_http_app(settings)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
     host, port = sock.getsockname()[:2]
@@ -84,6 +85,7 @@ async def _serve_http(settings: Settings) -> None:
 
     def stop() -> None:
         server.should_exit = True
+        app.state.bridge.close_streams()  # open device streams would otherwise hold the shutdown
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(_until_signal, tg.cancel_scope, stop)

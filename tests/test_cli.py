@@ -79,3 +79,31 @@ def test_http_server_shuts_down_cleanly(signum: int) -> None:
     _, err = proc.communicate(timeout=15)
     assert proc.returncode == 0, err
     assert b"Traceback" not in err
+
+
+def test_http_shutdown_is_not_held_by_an_open_device_stream() -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [TRULOOP, "--transport", "http", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(),
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    with httpx.stream("GET", f"{base}/api/v1/agent/rpc-stream", timeout=30) as stream:
+        lines = stream.iter_lines()
+        assert next(lines) == ": connected"
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        for _ in lines:  # the server ends the stream instead of heartbeating on
+            pass
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    assert time.monotonic() - started < 8

@@ -225,3 +225,29 @@ async def test_client_cancellation_withdraws_the_pending_call() -> None:
                     await anyio.sleep(0.05)
         tg.cancel_scope.cancel()
     assert await bridge.backend.pending_for("alice") == []
+
+
+class RefusingChannel:
+    """A configured extra channel (like Sendbird) that refuses every message."""
+
+    def __init__(self) -> None:
+        self.tried: list[str] = []
+
+    async def send(self, user_id: str, envelope: dict[str, Any]) -> bool:
+        self.tried.append(user_id)
+        return False
+
+
+@pytest.mark.anyio
+@MODES
+async def test_a_refused_extra_channel_falls_back_instead_of_waiting(mode: str) -> None:
+    server = server_for(user="alice")
+    channel = RefusingChannel()
+    server.bridge.extra_channel = channel  # type: ignore[union-attr]
+    with anyio.fail_after(5):
+        async with Client(server, mode=mode, elicitation_callback=answering("accept", {"confirmed": True})) as client:
+            confirmed = await client.call_tool("confirm_interaction", CONFIRM)
+            calendar = await client.call_tool("get_calendar_events", CALENDAR)
+    assert channel.tried and structured(confirmed) == {"confirmed": True}
+    assert structured(calendar)["code"] == "no_route"
+    assert await server.bridge.backend.pending_for("alice") == []  # type: ignore[union-attr]

@@ -48,7 +48,8 @@ def mcp_client(base: str, bearer: str, **kwargs: object) -> Client:
 async def test_call_on_a_device_on_b(replicas: tuple[str, str], mode: str) -> None:
     a, b = replicas
     user = "user-" + secrets.token_hex(4)
-    assert httpx.get(f"{a}/healthz").json()["redis"] == "ok"
+    async with httpx.AsyncClient() as http:
+        assert (await http.get(f"{a}/healthz")).json()["redis"] == "ok"
     device = DeviceSimulator(b, token(sub=user))
     async with anyio.create_task_group() as tg:
         tg.start_soon(functools.partial(device.run, reconnect=False))

@@ -57,31 +57,8 @@ def test_port_in_use_is_one_line() -> None:
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_http_server_shuts_down_cleanly(signum: int) -> None:
-    port = free_port()
-    proc = subprocess.Popen(
-        [TRULOOP, "--transport", "http", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env(),
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
-    proc.send_signal(signum)
-    _, err = proc.communicate(timeout=15)
-    assert proc.returncode == 0, err
-    assert b"Traceback" not in err
-
-
-def test_http_shutdown_is_not_held_by_an_open_device_stream() -> None:
+def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
+    """A `truloop-mcp --transport http` subprocess whose signals the test sends itself."""
     port = free_port()
     proc = subprocess.Popen(
         [TRULOOP, "--transport", "http", "--port", str(port)],
@@ -92,11 +69,24 @@ def test_http_shutdown_is_not_held_by_an_open_device_stream() -> None:
     while True:
         try:
             if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
+                return proc, base
         except httpx.HTTPError:
             pass
-        assert time.monotonic() < deadline
+        assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_http_server_shuts_down_cleanly(signum: int) -> None:
+    proc, _ = start_http_server()
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err
+
+
+def test_http_shutdown_is_not_held_by_an_open_device_stream() -> None:
+    proc, base = start_http_server()
     with httpx.stream("GET", f"{base}/api/v1/agent/rpc-stream", timeout=30) as stream:
         lines = stream.iter_lines()
         assert next(lines) == ": connected"

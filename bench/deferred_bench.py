@@ -55,6 +55,7 @@ HOST = "127.0.0.1"
 CONFIRMED = {"confirmed": True}
 GRANTED = {"status": "granted"}
 CANNED = {"interaction.confirm": CONFIRMED, "permissions.getStatus": GRANTED}
+BASELINE_TOOL, BASELINE_ARGS = "get_day_of_week", {"date": "2026-03-10"}
 REPLAY_WINDOW_S = 1.0  # how long a fresh device stream listens for replayed pending calls
 
 
@@ -92,6 +93,7 @@ class BackendResult:
     rt_p50_ms: float = 0.0
     rt_p99_ms: float = 0.0
     rt_errors: int = 0
+    plain_p50_ms: float = 0.0
     load: LoadResult = field(default_factory=LoadResult)
     server_warnings: dict[str, int] = field(default_factory=dict)
     failure: str | None = None
@@ -200,11 +202,13 @@ def bearer(secret: str, ttl: float) -> str:
 
 
 @contextlib.asynccontextmanager
-async def mcp_session(base: str, token: str, timeout: float) -> AsyncIterator[Client]:
+async def mcp_session(base: str, token: str, http_timeout: float) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
-        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:  # type: ignore[arg-type]
-            yield client
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=http_timeout) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,  # type: ignore[arg-type]
+    ):
+        yield client
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
@@ -297,10 +301,19 @@ async def running(device: Any) -> AsyncIterator[None]:
 # -- phases --------------------------------------------------------------------------------------
 
 
-async def round_trip(base: str, token: str, warmup: int, calls: int, out: BackendResult) -> None:
+async def round_trip(base: str, token: str, args: argparse.Namespace, out: BackendResult) -> None:
     device = DeviceSimulator(base, token)
     samples: list[float] = []
-    async with running(device), mcp_session(base, token, timeout=30) as client:
+    plain: list[float] = []
+    warmup, calls = args.warmup, args.calls
+    async with running(device), mcp_session(base, token, http_timeout=30) as client:
+        for n in range(warmup + args.baseline_calls):  # the same path without the device: the HTTP floor
+            started = time.perf_counter()
+            result = await client.call_tool(BASELINE_TOOL, BASELINE_ARGS)
+            if result.is_error:
+                raise BenchError(f"{BASELINE_TOOL} failed: {result.content}")
+            if n >= warmup:
+                plain.append((time.perf_counter() - started) * 1000)
         for n in range(warmup + calls):
             started = time.perf_counter()
             result = await client.call_tool(
@@ -314,9 +327,10 @@ async def round_trip(base: str, token: str, warmup: int, calls: int, out: Backen
     refused = [a for a in device.answered if a["status"] != 200]
     out.rt_errors += len(refused)
     out.rt_calls, out.rt_p50_ms, out.rt_p99_ms = len(samples), statistics.median(samples), percentile(samples, 0.99)
+    out.plain_p50_ms = statistics.median(plain) if plain else 0.0
 
 
-async def load(base: str, token: str, args: argparse.Namespace, timeout: float, out: LoadResult) -> None:
+async def load(base: str, token: str, args: argparse.Namespace, limit: float, out: LoadResult) -> None:
     total = args.sessions * args.per_session
     out.expected = total
     outcomes: dict[str, list[int | str]] = defaultdict(list)
@@ -356,7 +370,7 @@ async def load(base: str, token: str, args: argparse.Namespace, timeout: float, 
         nonlocal opened
         counted = False
         try:
-            async with mcp_session(base, token, timeout=timeout) as client:
+            async with mcp_session(base, token, http_timeout=limit) as client:
                 opened += 1
                 counted = True
                 if opened == args.sessions:
@@ -378,7 +392,7 @@ async def load(base: str, token: str, args: argparse.Namespace, timeout: float, 
     async with contextlib.AsyncExitStack() as stack:
         for device in devices:
             await stack.enter_async_context(running(device))
-        with anyio.move_on_after(timeout) as scope:
+        with anyio.move_on_after(limit) as scope:
             try:
                 async with anyio.create_task_group() as tg:
                     for number in range(args.sessions):
@@ -391,7 +405,7 @@ async def load(base: str, token: str, args: argparse.Namespace, timeout: float, 
                 errors[f"load aborted: {type(exc).__name__}: {str(exc)[:160]}"] += 1
         out.timed_out = scope.cancelled_caught
         if out.timed_out:
-            out.wall_s = time.perf_counter() - started if started else timeout
+            out.wall_s = time.perf_counter() - started if started else limit
         await anyio.sleep(0.2)  # let the last POST outcomes land before the devices stop
 
     out.results = finished
@@ -428,13 +442,15 @@ async def replayed_calls(base: str, token: str) -> int:
                     ids.add(message["id"])
 
     headers = {"Accept": "text/event-stream", "Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient() as client:
-        async with client.stream("GET", base + STREAM_PATH, headers=headers, timeout=10) as response:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(read, response)
-                await connected.wait()
-                await anyio.sleep(REPLAY_WINDOW_S)
-                tg.cancel_scope.cancel()
+    async with (
+        httpx.AsyncClient() as client,
+        client.stream("GET", base + STREAM_PATH, headers=headers, timeout=10) as response,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(read, response)
+        await connected.wait()
+        await anyio.sleep(REPLAY_WINDOW_S)
+        tg.cancel_scope.cancel()
     return len(ids)
 
 
@@ -466,7 +482,7 @@ async def bench_backend(base: str, backend: str, args: argparse.Namespace, prefi
 
     try:
         with anyio.fail_after(min(60.0, left())):
-            await round_trip(base, token, args.warmup, args.calls, out)
+            await round_trip(base, token, args, out)
         await load(base, token, args, min(args.load_timeout, left()), out.load)
         with anyio.fail_after(min(15.0, left())):
             out.load.replayed_after = await replayed_calls(base, token)
@@ -485,14 +501,15 @@ def render(results: list[BackendResult], args: argparse.Namespace) -> str:
     total = args.sessions * args.per_session
     lines = [
         f"deferred tools over streamable HTTP on {HOST}, user {USER}, {os.cpu_count()} CPUs",
-        f"round trip: get_permission_status x{args.calls} sequential (after {args.warmup} warm-ups), "
-        "1 DeviceSimulator",
+        f"round trip (rt): get_permission_status x{args.calls} sequential (after {args.warmup} warm-ups), "
+        f"1 DeviceSimulator; plain: {BASELINE_TOOL} x{args.baseline_calls} on the same session (no device)",
         f"load: confirm_interaction, {args.sessions} sessions x {args.per_session} = {total} in flight, "
         f"{args.devices} concurrent device connection(s) (<= {args.device_concurrency} POSTs each)",
         "",
     ]
     header = (
-        f"{'backend':<8}{'rt p50 ms':>10}{'rt p99 ms':>10}{'load s':>8}{'calls/s':>9}{'p50 ms':>8}{'p99 ms':>8}"
+        f"{'backend':<8}{'plain p50':>10}{'rt p50 ms':>10}{'rt p99 ms':>10}"
+        f"{'load s':>8}{'calls/s':>9}{'p50 ms':>8}{'p99 ms':>8}"
         f"{'results':>8}{'errors':>7}{'ids':>6}{'dup env':>8}{'200s':>6}{'409s':>6}{'2x':>4}{'left':>6}"
     )
     lines += [header, "-" * len(header)]
@@ -500,7 +517,8 @@ def render(results: list[BackendResult], args: argparse.Namespace) -> str:
         x = r.load
         left = x.replayed_after + sum(x.redis_keys_left.values()) if x.replayed_after >= 0 else -1
         lines.append(
-            f"{r.backend:<8}{r.rt_p50_ms:>10.2f}{r.rt_p99_ms:>10.2f}{x.wall_s:>8.2f}{x.calls_per_s:>9.0f}"
+            f"{r.backend:<8}{r.plain_p50_ms:>10.2f}{r.rt_p50_ms:>10.2f}{r.rt_p99_ms:>10.2f}"
+            f"{x.wall_s:>8.2f}{x.calls_per_s:>9.0f}"
             f"{x.p50_ms:>8.0f}{x.p99_ms:>8.0f}{x.results:>8}{x.results - x.ok:>7}{x.ids_seen:>6}"
             f"{x.duplicate_envelopes:>8}{x.accepted:>6}{x.conflicts_409:>6}{x.answered_twice:>4}{left:>6}"
         )
@@ -521,6 +539,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     p.add_argument("--calls", type=int, default=200, help="timed round-trip calls")
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--baseline-calls", type=int, default=100, help=f"timed {BASELINE_TOOL} calls (no device)")
     p.add_argument("--sessions", type=int, default=100, help="concurrent MCP sessions in the load phase")
     p.add_argument("--per-session", type=int, default=10, help="concurrent calls per session")
     p.add_argument("--devices", type=int, default=1, help="device connections of the user answering the load")

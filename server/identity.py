@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -91,11 +91,12 @@ class Surface:
     member_profile: str
     default_caller: Caller
     default_profile: str
-    catalog: Mapping[str, AbstractToolset] = field(default_factory=profiles)
+    catalog: Mapping[str, AbstractToolset] | None = None  # None: the named profiles, loaded on first use
 
     def resolve(self) -> tuple[Caller, AbstractToolset]:
+        catalog = self.catalog if self.catalog is not None else profiles()
         token = get_access_token()
         if token is None or token.claims is None:
-            return self.default_caller, self.catalog[self.default_profile]
+            return self.default_caller, catalog[self.default_profile]
         caller = caller_from_claims(token.claims, self.default_caller.timezone)
-        return caller, self.catalog[self.member_profile if caller.role == "member" else "guest"]
+        return caller, catalog[self.member_profile if caller.role == "member" else "guest"]

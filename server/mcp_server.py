@@ -43,13 +43,9 @@ class TruloopMCP(MCPServer):
         deferred_timeout: float = 300.0,
         **kwargs: Any,
     ) -> None:
-        from importlib.metadata import PackageNotFoundError, version
+        from server import __version__
 
-        try:
-            own_version = version("truloop-mcp")
-        except PackageNotFoundError:
-            own_version = "0.0.0"
-        super().__init__(SERVER_NAME, version=own_version, instructions=INSTRUCTIONS, **kwargs)
+        super().__init__(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, **kwargs)
         self.surface = surface
         self.confirm_policy = confirm_policy
         self.services = services
@@ -74,6 +70,7 @@ class TruloopMCP(MCPServer):
     ) -> types.CallToolResult | types.InputRequiredResult:
         caller, toolset = self.surface.resolve()
         ctx = ToolContext(caller=caller, confirm_policy=self.confirm_policy, services=self.services)
+
         if context is not None and _in_request(context):
             asker = McpAsker(context)
             ctx.confirmer = ElicitationConfirmer(asker)

@@ -26,7 +26,10 @@ import contextlib
 import functools
 import json
 import os
+import re
 import secrets
+import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -42,6 +45,7 @@ import anyio
 import httpx
 import httpx2
 import jwt
+from anyio.abc import TaskGroup
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -57,6 +61,7 @@ GRANTED = {"status": "granted"}
 CANNED = {"interaction.confirm": CONFIRMED, "permissions.getStatus": GRANTED}
 BASELINE_TOOL, BASELINE_ARGS = "get_day_of_week", {"date": "2026-03-10"}
 REPLAY_WINDOW_S = 1.0  # how long a fresh device stream listens for replayed pending calls
+LOG_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d[ T][\d:,.]+\s*")
 
 
 class BenchError(RuntimeError):
@@ -74,9 +79,12 @@ class LoadResult:
     ok: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     timed_out: bool = False
+    server_cpu_s: float = 0.0
+    bench_cpu_s: float = 0.0
     ids_seen: int = 0
     titles_missing: int = 0
     duplicate_envelopes: int = 0
+    device_reconnects: int = 0
     accepted: int = 0
     answered_twice: int = 0
     never_accepted: int = 0
@@ -117,11 +125,20 @@ class BackendResult:
             )
         if load.other_posts:
             found.append(f"unexpected POST outcomes {load.other_posts}")
-        if load.replayed_after:
+        if load.replayed_after > 0:
             found.append(f"{load.replayed_after} calls replayed to a fresh device after the load (left pending)")
         if any(load.redis_keys_left.values()):
             found.append(f"Redis keys left {load.redis_keys_left}")
         return found
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(samples: Sequence[float], fraction: float) -> float:
@@ -133,8 +150,6 @@ def percentile(samples: Sequence[float], fraction: float) -> float:
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
@@ -148,8 +163,8 @@ def server_command() -> list[str]:
 @contextlib.contextmanager
 def spawn_server(
     secret: str, data_dir: Path, log_path: Path, *, redis_url: str | None, prefix: str, deferred_timeout: float
-) -> Iterator[str]:
-    """`truloop-mcp --transport http` on a free loopback port, healthy; yields its base URL, then stops it."""
+) -> Iterator[tuple[str, int]]:
+    """`truloop-mcp --transport http` on a free loopback port, healthy; yields (base URL, pid), then stops it."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "REDIS_URL"}
     env.update(TRULOOP_JWT_SECRET=secret, TRULOOP_REDIS_PREFIX=prefix)
@@ -172,7 +187,7 @@ def spawn_server(
             if time.monotonic() > deadline:
                 raise BenchError(f"server not healthy in 20 s: {log_path.read_text()[-500:]}")
             time.sleep(0.05)
-        yield base
+        yield base, proc.pid
     finally:
         proc.terminate()
         try:
@@ -183,13 +198,13 @@ def spawn_server(
 
 
 def server_warnings(log_path: Path) -> dict[str, int]:
-    """Distinct WARNING/ERROR/Traceback lines of the server log, with their counts."""
+    """Distinct WARNING/ERROR/Traceback lines of the server log (timestamps dropped), with their counts."""
     found: Counter[str] = Counter()
     for line in log_path.read_text(errors="replace").splitlines():
         if "serving MCP on" in line:
             continue
-        if any(word in line for word in ("WARNING", "ERROR", "Traceback", "Error")) or line.startswith("  "):
-            found[line.strip()[:200]] += 1
+        if any(word in line for word in ("WARNING", "ERROR", "Traceback", "Error")):
+            found[LOG_TIMESTAMP.sub("", line.strip())[:200]] += 1
     return dict(found)
 
 
@@ -230,10 +245,12 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]
 
 
 class ConcurrentDevice:
-    """One device connection that answers every request at once (up to `limit` POSTs in flight).
+    """One device of the user that answers every request at once (up to `limit` POSTs in flight).
 
-    `deliveries` counts envelopes per call id on this connection; `outcomes` (shared between the
-    connections of a run) collects each POST's HTTP status, or the transport error's name.
+    Like the app it reconnects when the stream ends (pending calls are then delivered again) and
+    answers an id again only if the earlier POST got no answer or a 5xx. `deliveries` counts
+    envelopes per call id; `outcomes` (shared by the devices of a run) collects each POST's HTTP
+    status, or the transport error's name.
     """
 
     def __init__(self, base: str, token: str, outcomes: dict[str, list[int | str]], limit: int) -> None:
@@ -243,32 +260,44 @@ class ConcurrentDevice:
         self.limit = limit
         self.deliveries: Counter[str] = Counter()
         self.requests: dict[str, dict[str, Any]] = {}
+        self.connections = 0
         self.connected = anyio.Event()
+        self._busy: set[str] = set()  # being answered, or answered and taken or refused (< 500)
 
     async def run(self) -> None:
         limits = httpx.Limits(max_connections=self.limit + 2, max_keepalive_connections=self.limit + 2)
         limiter = anyio.CapacityLimiter(self.limit)
-        stream_timeout = httpx.Timeout(60.0, connect=5.0)
         async with httpx.AsyncClient(limits=limits, timeout=10.0) as client, anyio.create_task_group() as tg:
-            headers = {"Accept": "text/event-stream", **self.auth}
-            async with client.stream("GET", self.base + STREAM_PATH, headers=headers, timeout=stream_timeout) as resp:
-                if resp.status_code != 200:
-                    raise BenchError(f"device stream refused: HTTP {resp.status_code}")
-                async for kind, data in sse_events(resp):
-                    if kind == "comment":
-                        if data == "connected":
-                            self.connected.set()
-                        continue
-                    if kind != "agent-rpc":
-                        continue
-                    message = json.loads(json.loads(data)["data"])
-                    if "id" not in message:
-                        continue
-                    call_id = message["id"]
-                    self.deliveries[call_id] += 1
-                    if self.deliveries[call_id] == 1:
-                        self.requests[call_id] = message
-                        tg.start_soon(self._answer, client, limiter, message)
+            while True:
+                with contextlib.suppress(httpx.TransportError):
+                    await self._listen(client, tg, limiter)
+                await anyio.sleep(0.1)
+
+    async def _listen(self, client: httpx.AsyncClient, tg: TaskGroup, limiter: anyio.CapacityLimiter) -> None:
+        headers = {"Accept": "text/event-stream", **self.auth}
+        timeout = httpx.Timeout(60.0, connect=5.0)
+        async with client.stream("GET", self.base + STREAM_PATH, headers=headers, timeout=timeout) as response:
+            if response.status_code != 200:
+                if response.status_code >= 500:
+                    return
+                raise BenchError(f"device stream refused: HTTP {response.status_code}")
+            async for kind, data in sse_events(response):
+                if kind == "comment":
+                    if data == "connected":
+                        self.connections += 1
+                        self.connected.set()
+                    continue
+                if kind != "agent-rpc":
+                    continue
+                message = json.loads(json.loads(data)["data"])
+                if "id" not in message:
+                    continue
+                call_id = message["id"]
+                self.deliveries[call_id] += 1
+                self.requests.setdefault(call_id, message)
+                if call_id not in self._busy:
+                    self._busy.add(call_id)
+                    tg.start_soon(self._answer, client, limiter, message)
 
     async def _answer(self, client: httpx.AsyncClient, limiter: anyio.CapacityLimiter, request: dict[str, Any]) -> None:
         reply = CANNED.get(request.get("method", ""))
@@ -284,6 +313,8 @@ class ConcurrentDevice:
             except httpx.HTTPError as exc:
                 outcome = type(exc).__name__
         self.outcomes[request["id"]].append(outcome)
+        if not isinstance(outcome, int) or outcome >= 500:
+            self._busy.discard(request["id"])  # answer again if the call is delivered again
 
 
 @contextlib.asynccontextmanager
@@ -326,11 +357,12 @@ async def round_trip(base: str, token: str, args: argparse.Namespace, out: Backe
                 samples.append(elapsed)
     refused = [a for a in device.answered if a["status"] != 200]
     out.rt_errors += len(refused)
-    out.rt_calls, out.rt_p50_ms, out.rt_p99_ms = len(samples), statistics.median(samples), percentile(samples, 0.99)
+    out.rt_calls, out.rt_p99_ms = len(samples), percentile(samples, 0.99)
+    out.rt_p50_ms = statistics.median(samples) if samples else 0.0
     out.plain_p50_ms = statistics.median(plain) if plain else 0.0
 
 
-async def load(base: str, token: str, args: argparse.Namespace, limit: float, out: LoadResult) -> None:
+async def load(base: str, pid: int, token: str, args: argparse.Namespace, limit: float, out: LoadResult) -> None:
     total = args.sessions * args.per_session
     out.expected = total
     outcomes: dict[str, list[int | str]] = defaultdict(list)
@@ -398,9 +430,12 @@ async def load(base: str, token: str, args: argparse.Namespace, limit: float, ou
                     for number in range(args.sessions):
                         tg.start_soon(session, number)
                     await all_open.wait()
+                    server_cpu, bench_cpu = process_cpu_s(pid), time.process_time()
                     started = time.perf_counter()
                     go.set()
                     await all_done.wait()
+                    out.server_cpu_s = process_cpu_s(pid) - server_cpu
+                    out.bench_cpu_s = time.process_time() - bench_cpu
             except Exception as exc:  # reported with the counts, not raised: the figures so far still matter
                 errors[f"load aborted: {type(exc).__name__}: {str(exc)[:160]}"] += 1
         out.timed_out = scope.cancelled_caught
@@ -418,6 +453,7 @@ async def load(base: str, token: str, args: argparse.Namespace, limit: float, ou
     titles = Counter(request["params"].get("title") for request in seen.values())
     out.titles_missing = sum(1 for i in range(total) if titles[f"bench-{i}"] != 1)
     out.duplicate_envelopes = sum(n - 1 for device in devices for n in device.deliveries.values())
+    out.device_reconnects = sum(max(0, device.connections - 1) for device in devices)
     accepted = {call_id: statuses.count(200) for call_id, statuses in outcomes.items()}
     out.accepted = sum(accepted.values())
     out.answered_twice = sum(1 for n in accepted.values() if n > 1)
@@ -455,9 +491,10 @@ async def replayed_calls(base: str, token: str) -> int:
 
 
 async def redis_leftovers(url: str, prefix: str, *, delete: bool) -> dict[str, int]:
+    """Keys under `prefix` by kind (call, result, answered, ...); `delete` removes them afterwards."""
     import redis.asyncio as redis
 
-    client = redis.from_url(url, decode_responses=True)
+    client = redis.from_url(url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5)
     try:
         kinds: Counter[str] = Counter()
         keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=1000)]
@@ -470,7 +507,9 @@ async def redis_leftovers(url: str, prefix: str, *, delete: bool) -> dict[str, i
         await client.aclose()
 
 
-async def bench_backend(base: str, backend: str, args: argparse.Namespace, prefix: str, secret: str, deadline: float):
+async def bench_backend(
+    base: str, pid: int, backend: str, args: argparse.Namespace, prefix: str, secret: str, deadline: float
+) -> BackendResult:
     out = BackendResult(backend)
     token = bearer(secret, ttl=args.budget + 600)
 
@@ -483,7 +522,7 @@ async def bench_backend(base: str, backend: str, args: argparse.Namespace, prefi
     try:
         with anyio.fail_after(min(60.0, left())):
             await round_trip(base, token, args, out)
-        await load(base, token, args, min(args.load_timeout, left()), out.load)
+        await load(base, pid, token, args, min(args.load_timeout, left()), out.load)
         with anyio.fail_after(min(15.0, left())):
             out.load.replayed_after = await replayed_calls(base, token)
             if backend == "redis":
@@ -510,19 +549,36 @@ def render(results: list[BackendResult], args: argparse.Namespace) -> str:
     header = (
         f"{'backend':<8}{'plain p50':>10}{'rt p50 ms':>10}{'rt p99 ms':>10}"
         f"{'load s':>8}{'calls/s':>9}{'p50 ms':>8}{'p99 ms':>8}"
-        f"{'results':>8}{'errors':>7}{'ids':>6}{'dup env':>8}{'200s':>6}{'409s':>6}{'2x':>4}{'left':>6}"
+        f"{'results':>8}{'errors':>7}{'ids':>6}{'dup env':>8}{'200s':>6}{'409s':>6}{'2x':>4}{'left':>6}{'keys':>6}"
     )
     lines += [header, "-" * len(header)]
     for r in results:
         x = r.load
-        left = x.replayed_after + sum(x.redis_keys_left.values()) if x.replayed_after >= 0 else -1
+        keys = str(sum(x.redis_keys_left.values())) if r.backend == "redis" and x.replayed_after >= 0 else "-"
         lines.append(
             f"{r.backend:<8}{r.plain_p50_ms:>10.2f}{r.rt_p50_ms:>10.2f}{r.rt_p99_ms:>10.2f}"
             f"{x.wall_s:>8.2f}{x.calls_per_s:>9.0f}"
             f"{x.p50_ms:>8.0f}{x.p99_ms:>8.0f}{x.results:>8}{x.results - x.ok:>7}{x.ids_seen:>6}"
-            f"{x.duplicate_envelopes:>8}{x.accepted:>6}{x.conflicts_409:>6}{x.answered_twice:>4}{left:>6}"
+            f"{x.duplicate_envelopes:>8}{x.accepted:>6}{x.conflicts_409:>6}{x.answered_twice:>4}"
+            f"{x.replayed_after:>6}{keys:>6}"
         )
-    lines.append("")
+    lines += [
+        "plain/rt: ms per call. load s: first call fired -> last result; calls/s, p50/p99 over confirmed results.",
+        "ids: distinct call ids the devices saw; dup env: envelopes beyond the first per id and device;",
+        "200s/409s: device answers accepted / refused as already answered; 2x: ids accepted twice;",
+        "left: calls replayed to a fresh device stream after the load; keys: call:/result:/user-calls: left in Redis.",
+        "",
+    ]
+    for r in results:
+        x = r.load
+        if x.server_cpu_s and x.ok:
+            lines.append(
+                f"{r.backend}: load CPU {x.server_cpu_s:.1f} s server "
+                f"({x.server_cpu_s / x.ok * 1000:.1f} ms per confirmed call), "
+                f"{x.bench_cpu_s:.1f} s bench client+device, over {x.wall_s:.1f} s wall"
+            )
+        if r.load.device_reconnects:
+            lines.append(f"{r.backend}: the load devices reconnected {r.load.device_reconnects} time(s)")
     for r in results:
         problems = r.problems()
         lines.append(f"{r.backend}: " + ("all checks passed" if not problems else "; ".join(problems)))
@@ -544,8 +600,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--per-session", type=int, default=10, help="concurrent calls per session")
     p.add_argument("--devices", type=int, default=1, help="device connections of the user answering the load")
     p.add_argument("--device-concurrency", type=int, default=32, help="answer POSTs in flight per connection")
-    p.add_argument("--deferred-timeout", type=float, default=45.0, help="the server's --deferred-timeout")
-    p.add_argument("--load-timeout", type=float, default=60.0, help="seconds the load phase may take")
+    p.add_argument("--deferred-timeout", type=float, default=30.0, help="the server's --deferred-timeout")
+    p.add_argument("--load-timeout", type=float, default=45.0, help="seconds the load phase may take")
     p.add_argument("--budget", type=float, default=170.0, help="the whole run stops after this many seconds")
     p.add_argument("--json", type=Path, help="also write the figures to this file")
     args = p.parse_args(argv)
@@ -557,6 +613,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # so `finally` stops the server
     deadline = time.monotonic() + args.budget
     secret = secrets.token_urlsafe(36)  # 48 characters
     results: list[BackendResult] = []
@@ -566,6 +623,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             redis_url = args.redis_url if backend == "redis" else None
             log_path = Path(tmp) / f"{backend}.log"
             try:
+                if redis_url:
+                    try:
+                        anyio.run(functools.partial(redis_leftovers, redis_url, prefix, delete=False))
+                    except Exception as exc:
+                        raise BenchError(f"Redis at {redis_url} is unreachable ({type(exc).__name__})") from None
                 with spawn_server(
                     secret,
                     Path(tmp) / backend,
@@ -573,8 +635,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     redis_url=redis_url,
                     prefix=prefix,
                     deferred_timeout=args.deferred_timeout,
-                ) as base:
-                    result = anyio.run(bench_backend, base, backend, args, prefix, secret, deadline)
+                ) as (base, pid):
+                    result = anyio.run(bench_backend, base, pid, backend, args, prefix, secret, deadline)
             except BenchError as exc:
                 result = BackendResult(backend, failure=str(exc))
             finally:

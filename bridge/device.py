@@ -332,6 +332,10 @@ class DeviceSimulator:
         except ValueError:
             reply = None
         self.answered.append({"id": request_id, "response": body, "status": response.status_code, "reply": reply})
+        if response.status_code >= 500:  # "retry shortly": keep the answer, post it again when the call comes back
+            logger.warning("the server could not take the answer to %s (HTTP %d); it is posted again",
+                           request_id, response.status_code)  # fmt: skip
+            return
         self._replies.pop(request_id, None)
         self._settled[request_id] = None
         if len(self._settled) > REMEMBERED_IDS:

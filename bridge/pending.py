@@ -31,6 +31,10 @@ class PendingCall(BaseModel):
     user_id: str
     channel: str = "rpc-stream"
     created_at: float = Field(default_factory=time.time)
+    deadline: float | None = None  # when its waiter gives up; a call past it is never sent again
+
+    def live(self, now: float) -> bool:
+        return now - self.created_at < CALL_TTL_SECONDS and (self.deadline is None or now < self.deadline)
 
     def request(self) -> RpcRequest:
         return RpcRequest(id=self.call_id, method=self.method, params=self.params)
@@ -106,7 +110,9 @@ class MemoryBackend:
 
     async def pending_for(self, user_id: str) -> list[PendingCall]:
         self._expire()
-        return sorted((c for c in self._calls.values() if c.user_id == user_id), key=lambda c: c.created_at)
+        now = time.time()
+        mine = (c for c in self._calls.values() if c.user_id == user_id and c.live(now))
+        return sorted(mine, key=lambda c: c.created_at)
 
     async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome:
         self._expire()

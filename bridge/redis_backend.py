@@ -55,10 +55,13 @@ class RedisBackend:
     def __init__(self, url: str, *, prefix: str = "truloop:") -> None:
         import redis.asyncio as redis
 
-        self._redis = redis.from_url(
-            url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5, health_check_interval=15,
-            retry_on_timeout=False,
+        # A blocking pool: past its size a command waits for a connection instead of failing at once
+        # (redis-py's default pool raises MaxConnectionsError beyond 100 concurrent commands).
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=64, timeout=5, decode_responses=True, socket_connect_timeout=2, socket_timeout=5,
+            health_check_interval=15, retry_on_timeout=False,
         )  # fmt: skip
+        self._redis = redis.Redis(connection_pool=pool)
         self._prefix = prefix
         self._complete = self._redis.register_script(COMPLETE)
         self._take = self._redis.register_script(TAKE)
@@ -131,7 +134,9 @@ class RedisBackend:
         if not ids:
             return []
         raws = await self._redis.mget([self._key("call", call_id) for call_id in ids])
-        return [PendingCall.model_validate_json(raw) for raw in raws if raw]
+        now = time.time()
+        calls = [PendingCall.model_validate_json(raw) for raw in raws if raw]
+        return [call for call in calls if call.live(now)]
 
     async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome:
         keys = [

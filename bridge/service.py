@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -74,10 +75,9 @@ class DeviceBridge:
 
     def _fan_out(self, user_id: str, envelope: dict[str, Any]) -> None:
         for stream in list(self._streams.get(user_id, {}).values()):
-            try:
+            # a closing stream: its device gets the pending calls again when it reconnects
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 stream.send_nowait(envelope)
-            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                logger.warning("a device of %s is not keeping up; it gets the call again when it reconnects", user_id)
 
     async def reachable(self, user_id: str) -> bool:
         return self.extra_channel is not None or await self.backend.online(user_id)
@@ -102,6 +102,7 @@ class DeviceBridge:
         event = self._waiters[call.call_id] = anyio.Event()
         answered = False
         try:
+            call.deadline = time.time() + give_up_after
             await self.backend.create(call)
             envelope = Envelope.wrap(call.request(), call.notification_message).model_dump()
             if not await self.send_to_device(call.user_id, envelope):
@@ -114,7 +115,11 @@ class DeviceBridge:
                 if now >= next_progress:
                     await progress(round(now - started, 1), None, call.notification_message or "Waiting for the device")
                     next_progress = now + self.progress_interval
-                result = await self.backend.take_result(call.call_id)
+                try:
+                    result = await self.backend.take_result(call.call_id)
+                except Exception as exc:  # a store hiccup must not turn an accepted answer into a failure
+                    logger.warning("could not read the answer to %s yet (%s)", call.call_id, type(exc).__name__)
+                    result = None
                 if result is not None:
                     answered = True
                     return RpcResponse.model_validate(result)
@@ -146,7 +151,9 @@ class DeviceBridge:
     async def device_stream(self, user_id: str) -> AsyncIterator[MemoryObjectReceiveStream[dict[str, Any]]]:
         """A device's live feed of envelopes; pending calls are sent again on (re)connect."""
         device_id = secrets.token_hex(8)
-        send, receive = anyio.create_memory_object_stream[dict[str, Any]](256)
+        # Unbounded: an envelope dropped here would strand its call until the device reconnects;
+        # what waits is bounded by the pending calls themselves.
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](math.inf)
         self._streams.setdefault(user_id, {})[device_id] = send
         try:
             await self.backend.mark_online(user_id, device_id, self.presence_ttl)

@@ -97,3 +97,13 @@ def test_http_shutdown_is_not_held_by_an_open_device_stream() -> None:
     _, err = proc.communicate(timeout=15)
     assert proc.returncode == 0, err
     assert time.monotonic() - started < 8
+
+
+def test_the_listening_socket_is_tcp_so_responses_are_not_delayed_by_nagle() -> None:
+    from server.runner import _bind
+
+    sock = _bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()

@@ -251,3 +251,41 @@ async def test_a_refused_extra_channel_falls_back_instead_of_waiting(mode: str) 
     assert channel.tried and structured(confirmed) == {"confirmed": True}
     assert structured(calendar)["code"] == "no_route"
     assert await server.bridge.backend.pending_for("alice") == []  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_a_burst_of_calls_to_one_slow_device_loses_none() -> None:
+    """Envelopes queue for a device that reads slowly; none is dropped, every call completes once."""
+    server = server_for(user="alice")
+    bridge = server.bridge
+    assert bridge is not None
+    ready = anyio.Event()
+    answered: list[str] = []
+
+    async def slow_device() -> None:
+        async with bridge.device_stream("alice") as envelopes:
+            ready.set()
+            with anyio.fail_after(20):  # fall behind until all 400 requests are waiting for it
+                while len(await bridge.backend.pending_for("alice")) < 400:  # noqa: ASYNC110 - polling a store
+                    await anyio.sleep(0.05)
+            async for envelope in envelopes:
+                request = json.loads(envelope["data"])
+                body = {"jsonrpc": "2.0", "id": request["id"], "result": {"confirmed": True}}
+                await bridge.answer("alice", RpcResponse.model_validate(body))
+                answered.append(request["id"])
+
+    results: list[Any] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(slow_device)
+        await ready.wait()
+        async with Client(server, mode="legacy") as client, anyio.create_task_group() as calls:
+            for n in range(400):
+                calls.start_soon(lambda n=n: _confirm(client, n, results))
+        tg.cancel_scope.cancel()
+    assert len(results) == 400 and all(r == {"confirmed": True} for r in results)
+    assert len(answered) == len(set(answered)) == 400
+
+
+async def _confirm(client: Client, n: int, results: list[Any]) -> None:
+    result = await client.call_tool("confirm_interaction", {**CONFIRM, "title": f"call {n}"})
+    results.append(result.structured_content)

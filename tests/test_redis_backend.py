@@ -126,3 +126,27 @@ async def test_presence_is_shared_and_expires(redis_url: str, redis_prefix: str)
     await replica_a.mark_online("alice", "dev1", ttl=30)
     await replica_a.mark_offline("alice", "dev1")
     assert not await replica_b.online("alice")
+
+
+async def test_calls_whose_waiter_gave_up_are_not_sent_again(backend: Any) -> None:
+    import time
+
+    stale = call("gone")
+    stale.deadline = time.time() - 1
+    await backend.create(stale)
+    await backend.create(call("live"))
+    assert [c.call_id for c in await backend.pending_for("alice")] == ["live"]
+
+
+async def test_a_burst_beyond_the_redis_pool_waits_instead_of_failing(redis_url: str, redis_prefix: str) -> None:
+    backend = RedisBackend(redis_url, prefix=redis_prefix)
+    outcomes: list[Outcome] = []
+
+    async def one(n: int) -> None:
+        await backend.create(call(f"burst{n}"))
+        outcomes.append(await backend.complete(f"burst{n}", "alice", answer(f"burst{n}")))
+
+    async with anyio.create_task_group() as tg:
+        for n in range(300):
+            tg.start_soon(one, n)
+    assert outcomes.count(Outcome.COMPLETED) == 300

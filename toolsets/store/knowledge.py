@@ -452,40 +452,30 @@ def _markdown_sections(text: str) -> list[tuple[str, str]]:
 
 def _bounded(body: str) -> list[str]:
     """Split a section's body at paragraph breaks into pieces of at most MAX_CHUNK_CHARS."""
-    pieces: list[str] = []
-    current = ""
-    for paragraph in _PARAGRAPH_BREAK.split(body.strip()):
-        paragraph = paragraph.strip()
-        if not paragraph:
-            continue
-        for part in _words_bounded(paragraph):
-            if current and len(current) + 2 + len(part) > MAX_CHUNK_CHARS:
-                pieces.append(current)
-                current = part
-            else:
-                current = f"{current}\n\n{part}" if current else part
-    if current:
-        pieces.append(current)
-    return pieces
+    paragraphs = (paragraph.strip() for paragraph in _PARAGRAPH_BREAK.split(body.strip()))
+    return _pack((part for paragraph in paragraphs if paragraph for part in _words_bounded(paragraph)), "\n\n")
 
 
 def _words_bounded(paragraph: str) -> list[str]:
     if len(paragraph) <= MAX_CHUNK_CHARS:
         return [paragraph]
-    parts: list[str] = []
-    current = ""
+    words: list[str] = []
     for word in paragraph.split():
-        while len(word) > MAX_CHUNK_CHARS:  # one unbroken run, e.g. a base64 blob
-            if current:
-                parts.append(current)
-                current = ""
-            parts.append(word[:MAX_CHUNK_CHARS])
-            word = word[MAX_CHUNK_CHARS:]
-        if current and len(current) + 1 + len(word) > MAX_CHUNK_CHARS:
-            parts.append(current)
-            current = word
+        # one unbroken run longer than a chunk (e.g. a base64 blob) is cut into chunk-sized pieces
+        words.extend(word[i : i + MAX_CHUNK_CHARS] for i in range(0, len(word), MAX_CHUNK_CHARS))
+    return _pack(words, " ")
+
+
+def _pack(parts: Iterable[str], separator: str) -> list[str]:
+    """Join consecutive parts (each at most MAX_CHUNK_CHARS) greedily into pieces of at most MAX_CHUNK_CHARS."""
+    pieces: list[str] = []
+    current = ""
+    for part in parts:
+        if current and len(current) + len(separator) + len(part) > MAX_CHUNK_CHARS:
+            pieces.append(current)
+            current = part
         else:
-            current = f"{current} {word}" if current else word
+            current = f"{current}{separator}{part}" if current else part
     if current:
-        parts.append(current)
-    return parts
+        pieces.append(current)
+    return pieces

@@ -109,3 +109,13 @@ def test_clean_shutdown_on_signal(signum: int) -> None:
 def test_end_of_input_exits_cleanly() -> None:
     proc = subprocess.run([TRULOOP], input="", capture_output=True, text=True, timeout=30, env=child_env())
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_each_handshake_version_is_served(version: str) -> None:
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}  # type: ignore[dict-item]
+    replies = pipe([json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                    json.dumps(CALL)])  # fmt: skip
+    by_id = {reply.get("id"): reply for reply in replies}
+    assert by_id[1]["result"]["protocolVersion"] == version
+    assert by_id[9]["result"]["structuredContent"]["day_of_week"] == "Tuesday"

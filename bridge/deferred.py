@@ -17,7 +17,7 @@ from bridge.elicitation import CannotAsk, McpAsker
 from bridge.handlers import HANDLERS, DeferredToolHandler
 from bridge.jsonrpc import PERMISSION_DENIED, PERMISSION_REQUIRED, USER_CANCELED, RpcResponse
 from bridge.pending import PendingCall
-from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, Progress
+from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, Progress, no_progress
 from toolsets.context import DeferredCall
 from toolsets.errors import ToolError
 
@@ -68,7 +68,12 @@ class DeferredRouter:
     """The `DeferredResolver` port for one MCP tool call."""
 
     def __init__(
-        self, bridge: DeviceBridge | None, asker: McpAsker | None, *, timeout: float, progress: Progress
+        self,
+        bridge: DeviceBridge | None,
+        asker: McpAsker | None,
+        *,
+        timeout: float,
+        progress: Progress = no_progress,
     ) -> None:
         self._bridge = bridge
         self._asker = asker

@@ -39,7 +39,7 @@ class ChannelSender(Protocol):
     async def send(self, user_id: str, envelope: dict[str, Any]) -> bool: ...
 
 
-async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+async def no_progress(progress: float, total: float | None, message: str | None) -> None:
     return None
 
 
@@ -96,7 +96,7 @@ class DeviceBridge:
         return online or sent
 
     async def call_device(
-        self, call: PendingCall, *, give_up_after: float, progress: Progress = _no_progress
+        self, call: PendingCall, *, give_up_after: float, progress: Progress = no_progress
     ) -> RpcResponse:
         """Store the call, deliver it, and wait for the device's answer (raises DeviceTimeout)."""
         event = self._waiters[call.call_id] = anyio.Event()

@@ -80,7 +80,7 @@ class TruloopMCP(MCPServer):
                 self.bridge, asker, timeout=self.deferred_timeout, progress=context.report_progress
             )
         elif self.bridge is not None:
-            ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, progress=_quiet)
+            ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout)
         await self._enter_directory(caller)
         return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
 
@@ -110,7 +110,3 @@ def _in_request(context: Context) -> bool:
         return context.request_context is not None
     except ValueError:
         return False
-
-
-async def _quiet(progress: float, total: float | None = None, message: str | None = None) -> None:
-    return None

@@ -74,11 +74,8 @@ async def _serve_http(settings: Settings) -> None:
     from server.http_app import build_http_app
 
     sock = _bind(settings.host, settings.port)
-    if settings.demo:
-        from server.app import build_services
-
-        await _seed_demo(settings, build_services(settings))
     app = build_http_app(settings)
+    await _seed_demo(settings, app.state.services)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -105,28 +105,25 @@ class UserStore:
             "INSERT INTO user_groups(user_id, group_name) VALUES(?, ?)", [(user.id, g) for g in user.groups]
         )
 
+    def _importer(self, users: Iterable[UserRecord]) -> Callable[[sqlite3.Connection], int]:
+        cleaned = [self._clean(user) for user in users]
+
+        def apply(conn: sqlite3.Connection) -> int:
+            for user in cleaned:
+                self._upsert(conn, user, keep_existing=False)
+            return len(cleaned)
+
+        return apply
+
     async def import_users(self, users: Iterable[UserRecord]) -> int:
         """Insert or replace users (all of them, or none if one conflicts)."""
         await self._ready()
-        cleaned = [self._clean(user) for user in users]
-
-        def apply(conn: sqlite3.Connection) -> int:
-            for user in cleaned:
-                self._upsert(conn, user, keep_existing=False)
-            return len(cleaned)
-
-        return await self.db.write(apply)
+        return await self.db.write(self._importer(users))
 
     def import_users_sync(self, users: Iterable[UserRecord]) -> int:
+        """The same, for the command line (no event loop)."""
         self.db.ensure_schema_sync("users", MIGRATIONS)
-        cleaned = [self._clean(user) for user in users]
-
-        def apply(conn: sqlite3.Connection) -> int:
-            for user in cleaned:
-                self._upsert(conn, user, keep_existing=False)
-            return len(cleaned)
-
-        return self.db.write_sync(apply)
+        return self.db.write_sync(self._importer(users))
 
     async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
         """Enter a token's user on first authenticated use (`sub`, `preferred_username`, `name`, ...)."""

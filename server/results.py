@@ -1,4 +1,9 @@
-"""Envelope -> MCP `CallToolResult` (or the `InputRequiredResult` a port asked for)."""
+"""Envelope -> MCP `CallToolResult` (or the `InputRequiredResult` a port asked for).
+
+An error or cancellation carries no `structuredContent`: clients (the TypeScript SDK first) validate
+`structuredContent` against the tool's `outputSchema`, which describes success only. The text tells
+the model what happened; the machine-readable envelope rides in `_meta` under `ERROR_META_KEY`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ import mcp.types as types
 
 from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolOk, ToolResult
 from toolsets.toolset import Tool
+
+ERROR_META_KEY = "io.truloop/error"
 
 
 def to_mcp_result(outcome: ToolResult) -> types.CallToolResult | types.InputRequiredResult:
@@ -23,7 +30,7 @@ def to_mcp_result(outcome: ToolResult) -> types.CallToolResult | types.InputRequ
         assert isinstance(outcome, ToolCancelled)
         text = f"Cancelled: {outcome.reason}"
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=outcome.structured(), is_error=True
+        content=[types.TextContent(type="text", text=text)], meta={ERROR_META_KEY: outcome.structured()}, is_error=True
     )
 
 

@@ -125,3 +125,21 @@ async def serve_in_process(app: Any) -> Any:
             yield f"http://127.0.0.1:{port}"
         finally:
             server.should_exit = True
+
+
+def error_of(result: types.CallToolResult) -> dict[str, Any]:
+    """The error envelope of an error result (in `_meta`, never in `structuredContent`)."""
+    from server.results import ERROR_META_KEY
+
+    assert result.is_error, result.content
+    assert result.structured_content is None, "error results must not carry structuredContent"
+    assert result.meta is not None and ERROR_META_KEY in result.meta, result
+    return result.meta[ERROR_META_KEY]
+
+
+def payload(result: types.CallToolResult) -> dict[str, Any]:
+    """What a result says, machine-readably: `structuredContent` on success, the error envelope otherwise."""
+    if result.is_error:
+        return error_of(result)
+    assert result.structured_content is not None, result.content
+    return result.structured_content

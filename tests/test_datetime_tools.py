@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from mcp import Client
 
-from tests.support import server_for
+from tests.support import error_of, server_for
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 
@@ -41,9 +41,8 @@ async def test_bad_date_is_a_validation_error_that_shows_the_format(mode: str, b
     async with Client(server_for(), mode=mode) as client:
         result = await client.call_tool("get_day_of_week", {"date": bad})
     assert result.is_error
-    assert result.structured_content is not None
-    assert result.structured_content["code"] == "validation"
-    assert "YYYY-MM-DD" in result.structured_content["reason"]
+    assert error_of(result)["code"] == "validation"
+    assert "YYYY-MM-DD" in error_of(result)["reason"]
 
 
 @pytest.mark.anyio
@@ -74,6 +73,5 @@ async def test_current_datetime_defaults_to_the_callers_zone(mode: str) -> None:
 async def test_bad_timezone_says_what_a_valid_one_looks_like(mode: str, bad: str) -> None:
     async with Client(server_for(), mode=mode) as client:
         result = await client.call_tool("get_current_datetime", {"timezone": bad})
-    assert result.is_error and result.structured_content is not None
-    assert result.structured_content["code"] == "validation"
-    assert "Asia/Seoul" in result.structured_content["reason"]
+    assert error_of(result)["code"] == "validation"
+    assert "Asia/Seoul" in error_of(result)["reason"]

@@ -13,7 +13,7 @@ from mcp import Client
 
 from bridge.jsonrpc import RpcResponse
 from server.mcp_server import TruloopMCP
-from tests.support import answering, server_for
+from tests.support import answering, payload, server_for
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 CONFIRM = {"notification_message": "Asking you...", "title": "Share", "message": "Share your calendar with Minji?"}
@@ -23,8 +23,7 @@ CALENDAR = {"notification_message": "Reading your calendar", "start_date": "2026
 
 
 def structured(result: Any) -> dict[str, Any]:
-    assert result.structured_content is not None, result.content
-    return result.structured_content
+    return payload(result)
 
 
 async def device(server: TruloopMCP, answer: Any, seen: list[dict[str, Any]], ready: anyio.Event) -> None:

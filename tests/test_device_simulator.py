@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from bridge.device import DeviceError, DeviceSimulator, StreamLost, interactive_answers, load_answers
-from tests.support import SECRET, child_env, free_port, spawn_http_server, token
+from tests.support import SECRET, child_env, error_of, free_port, spawn_http_server, token
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,7 +152,7 @@ async def test_device_errors_become_tool_errors(
         ):
             result = await client.call_tool("get_calendar_events", {"notification_message": "Calendar", **DAY})
     assert result.is_error
-    assert result.structured_content is not None and result.structured_content["code"] == code
+    assert result.is_error and error_of(result)["code"] == code
     assert says in result.content[0].text  # type: ignore[union-attr]
     assert device.answered[0]["status"] == 200 and "error" in device.answered[0]["response"]
 

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from tests.sample_toolset import CATALOG, DELETED
-from tests.support import answering, server_with
+from tests.support import answering, error_of, server_with
 from toolsets.context import Caller, ConfirmPolicy, ConfirmRequest, Decision, ToolContext
 from toolsets.dispatch import dispatch
 from toolsets.envelope import ToolCancelled, ToolErr, ToolOk
@@ -138,9 +138,9 @@ async def test_mcp_unknown_and_invalid_and_failing_calls(mode: str) -> None:
         invalid = await client.call_tool("search_catalog", {"query": 123})
         boom = await client.call_tool("explode", {"reason": "x"})
         ok = await client.call_tool("search_catalog", {"query": "ap"})
-    assert unknown.is_error and unknown.structured_content["code"] == "unknown_tool"  # type: ignore[index]
-    assert invalid.is_error and invalid.structured_content["code"] == "validation"  # type: ignore[index]
-    assert boom.is_error and boom.structured_content["code"] == "handler_error"  # type: ignore[index]
+    assert unknown.is_error and error_of(unknown)["code"] == "unknown_tool"  # type: ignore[index]
+    assert invalid.is_error and error_of(invalid)["code"] == "validation"  # type: ignore[index]
+    assert boom.is_error and error_of(boom)["code"] == "handler_error"  # type: ignore[index]
     assert "hunter2" not in boom.content[0].text  # type: ignore[union-attr]
     assert not ok.is_error and ok.structured_content == {"items": ["apple", "apricot"]}
 
@@ -168,7 +168,7 @@ async def test_mcp_destructive_confirmation_by_elicitation(
     if runs:
         assert not result.is_error and result.structured_content == {"deleted": "d1"}
     else:
-        assert result.is_error and result.structured_content["status"] == status  # type: ignore[index]
+        assert result.is_error and error_of(result)["status"] == status  # type: ignore[index]
 
 
 @pytest.mark.anyio
@@ -178,7 +178,7 @@ async def test_mcp_destructive_without_elicitation(mode: str) -> None:
         strict = await client.call_tool("delete_item", {"item_id": "s"})
     async with Client(server_with(CATALOG, ConfirmPolicy.AUTO), mode=mode) as client:
         auto = await client.call_tool("delete_item", {"item_id": "a"})
-    assert strict.is_error and strict.structured_content["status"] == "cancelled"  # type: ignore[index]
+    assert strict.is_error and error_of(strict)["status"] == "cancelled"  # type: ignore[index]
     assert not auto.is_error
     assert DELETED == ["a"]
 

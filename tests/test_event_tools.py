@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from tests.people import directory
-from tests.support import answering, server_for
+from tests.support import answering, error_of, server_for
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 NEXT_YEAR = dt.date.today().year + 1
@@ -21,7 +21,7 @@ DEADLINE = f"{NEXT_YEAR}-03-01T00:00:00+09:00"
 
 def code(result: Any) -> str:
     assert result.is_error, result.content
-    return result.structured_content["code"]
+    return error_of(result)["code"]
 
 
 async def make_event(client: Client, **extra: Any) -> dict[str, Any]:
@@ -90,12 +90,12 @@ async def test_create_event_refusals(tmp_path: Path, mode: str) -> None:
         listed = await alice.call_tool(
             "get_events", {"start": f"{NEXT_YEAR}-01-01T00:00:00Z", "end": f"{NEXT_YEAR}-12-31T00:00:00Z"}
         )
-    assert code(backwards) == "validation" and "after start" in backwards.structured_content["reason"]  # type: ignore[index]
-    assert code(past_deadline) == "validation" and "past" in past_deadline.structured_content["reason"]  # type: ignore[index]
+    assert code(backwards) == "validation" and "after start" in error_of(backwards)["reason"]  # type: ignore[index]
+    assert code(past_deadline) == "validation" and "past" in error_of(past_deadline)["reason"]  # type: ignore[index]
     assert code(late_deadline) == "validation"
-    assert code(bad_time) == "validation" and "ISO 8601" in bad_time.structured_content["reason"]  # type: ignore[index]
+    assert code(bad_time) == "validation" and "ISO 8601" in error_of(bad_time)["reason"]  # type: ignore[index]
     assert code(bad_zone) == "validation"
-    assert code(unknown) == "not_found" and "'zed'" in unknown.structured_content["reason"]  # type: ignore[index]
+    assert code(unknown) == "not_found" and "'zed'" in error_of(unknown)["reason"]  # type: ignore[index]
     assert code(myself) == "validation"
     assert naive.structured_content["start"] == f"{NEXT_YEAR}-05-01T10:00:00+02:00"  # type: ignore[index]
     # nothing half-created by the refused calls: only the one good event exists
@@ -136,7 +136,7 @@ async def test_delete_event_asks_and_a_decline_keeps_it(tmp_path: Path, mode: st
     async with client:
         declined = await client.call_tool("delete_event", {"event_id": event["id"]})
         still = await client.call_tool("get_events", {"start": f"{NEXT_YEAR}-03-01T00:00:00+09:00"})
-    assert declined.is_error and declined.structured_content["status"] == "cancelled"  # type: ignore[index]
+    assert declined.is_error and error_of(declined)["status"] == "cancelled"  # type: ignore[index]
     assert len(still.structured_content["events"]) == 1  # type: ignore[index]
 
 
@@ -198,4 +198,4 @@ async def test_availability_after_the_deadline_is_refused(tmp_path: Path) -> Non
         late = await gus.call_tool(
             "update_guest_availability", {"event_id": event["id"], "available_dates": [f"{NEXT_YEAR}-03-10"]}
         )
-    assert code(late) == "validation" and "deadline" in late.structured_content["reason"]  # type: ignore[index]
+    assert code(late) == "validation" and "deadline" in error_of(late)["reason"]  # type: ignore[index]

@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support import SECRET, child_env, spawn_http_server, token
+from tests.support import SECRET, child_env, error_of, spawn_http_server, token
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 
@@ -52,7 +52,7 @@ async def test_guest_token_never_sees_or_calls_member_tools(secured: str, mode: 
         names = {tool.name for tool in (await client.list_tools()).tools}
         refused = await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
     assert "get_day_of_week" not in names
-    assert refused.is_error and refused.structured_content["code"] == "unknown_tool"  # type: ignore[index]
+    assert refused.is_error and error_of(refused)["code"] == "unknown_tool"  # type: ignore[index]
 
 
 @pytest.mark.anyio

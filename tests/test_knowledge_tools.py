@@ -14,7 +14,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from tests.support import server_for, services_for
+from tests.support import error_of, server_for, services_for
 from toolsets.services import Services
 from toolsets.store.knowledge import MAX_CHUNK_CHARS, parse_document
 from toolsets.upstream import notion
@@ -192,9 +192,8 @@ async def test_a_missing_docs_folder_says_how_to_configure_one(mode: str, data_d
     svc = services_for(data_dir)
     async with Client(server_for(services=svc), mode=mode) as client:
         result = await client.call_tool("search_knowledge_base", {"query": "anything"})
-    assert result.is_error and result.structured_content is not None
-    assert result.structured_content["code"] == "not_configured"
-    reason = result.structured_content["reason"]
+    assert error_of(result)["code"] == "not_configured"
+    reason = error_of(result)["reason"]
     assert str(svc.docs_dir) in reason and "--docs" in reason and "TRULOOP_DOCS_DIR" in reason
 
 
@@ -217,8 +216,7 @@ async def test_a_query_without_words_or_a_bad_limit_is_a_validation_error(
 ) -> None:
     async with Client(server_for(services=svc), mode=mode) as client:
         result = await client.call_tool("search_knowledge_base", arguments)
-    assert result.is_error and result.structured_content is not None
-    assert result.structured_content["code"] == "validation"
+    assert error_of(result)["code"] == "validation"
 
 
 @pytest.mark.anyio

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from tests.support import answering, server_for, services_for
+from tests.support import answering, payload, server_for, services_for
 from toolsets.services import Services
 from toolsets.store.memories import MemoryRecord, SqliteMemories, fts_match_expression, insert_memory, memory_backend
 from toolsets.upstream.supermemory import SupermemoryMemories, container_tag
@@ -37,8 +37,7 @@ HOSTILE_QUERIES = [
 
 
 def data(result: Any) -> dict[str, Any]:
-    assert result.structured_content is not None, result
-    return result.structured_content
+    return payload(result)
 
 
 async def save(client: Client, content: str, tags: list[str] | None = None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from mcp import Client
 
+from tests import support
 from tests.support import server_for, services_for
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -92,10 +93,9 @@ def text_of(result: Any) -> str:
 
 
 def error_of(result: Any) -> dict[str, Any]:
-    assert result.is_error
-    assert result.structured_content is not None
-    assert KEY not in text_of(result) and KEY not in json.dumps(result.structured_content)
-    return result.structured_content
+    envelope = support.error_of(result)
+    assert KEY not in text_of(result) and KEY not in json.dumps(envelope)
+    return envelope
 
 
 @pytest.mark.anyio

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from bridge.jsonrpc import RpcResponse
-from tests.support import free_port, server_for
+from tests.support import error_of, free_port, server_for
 
 CONFIRM = {"notification_message": "Asking you...", "title": "Share", "message": "Share your calendar?"}
 
@@ -113,10 +113,9 @@ async def test_redis_outage_gives_clear_errors_then_recovers(private_redis: Priv
             started = time.monotonic()
             during = await client.call_tool("confirm_interaction", CONFIRM)
             assert time.monotonic() - started < 5  # fails fast, never hangs
-            assert during.is_error and during.structured_content is not None
-            assert during.structured_content["code"] == "bridge_unavailable"
-            assert during.structured_content["retryable"] is True
-            assert "Redis" in during.structured_content["reason"]
+            assert error_of(during)["code"] == "bridge_unavailable"
+            assert error_of(during)["retryable"] is True
+            assert "Redis" in error_of(during)["reason"]
             unaffected = await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
             assert unaffected.structured_content == {"date": "2026-03-10", "day_of_week": "Tuesday", "iso_weekday": 2}
 

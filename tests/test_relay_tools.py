@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from tests.people import directory
-from tests.support import server_for
+from tests.support import error_of, server_for
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 WITH_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability())
@@ -62,10 +62,10 @@ async def test_refusals(tmp_path: Path, mode: str) -> None:
         myself = await alice.call_tool("send_message_to_user", {"recipient": "alice", "message": "hi"})
         blank = await alice.call_tool("send_message_to_user", {"recipient": "bob", "message": "   "})
         huge = await alice.call_tool("send_message_to_user", {"recipient": "bob", "message": "x" * 2001})
-    assert unknown.structured_content["code"] == "not_found"  # type: ignore[index]
-    assert myself.structured_content["code"] == "validation"  # type: ignore[index]
-    assert blank.structured_content["code"] == "validation"  # type: ignore[index]
-    assert huge.structured_content["code"] == "validation"  # type: ignore[index]
+    assert error_of(unknown)["code"] == "not_found"  # type: ignore[index]
+    assert error_of(myself)["code"] == "validation"  # type: ignore[index]
+    assert error_of(blank)["code"] == "validation"  # type: ignore[index]
+    assert error_of(huge)["code"] == "validation"  # type: ignore[index]
     assert await services.inbox.messages("bob", unread_only=False, limit=50, mark_read=False) == []
 
 
@@ -80,7 +80,7 @@ async def test_rate_limit_per_sender(tmp_path: Path) -> None:
     async with Client(server_for(user="carol", services=services)) as carol:
         other_sender = await carol.call_tool("send_message_to_user", {"recipient": "bob", "message": "hello"})
     assert [r.is_error for r in results] == [False] * 5 + [True]
-    limited = results[-1].structured_content
+    limited = error_of(results[-1])
     assert limited is not None and limited["code"] == "rate_limited" and limited["retryable"] is True
     assert not other_sender.is_error  # the limit is per sender
     stored = await services.inbox.messages("bob", unread_only=False, limit=50, mark_read=False)

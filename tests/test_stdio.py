@@ -10,7 +10,7 @@ import time
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.support import TRULOOP, child_env
+from tests.support import TRULOOP, child_env, error_of
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 
@@ -35,7 +35,7 @@ async def test_profile_flag_on_stdio() -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
         refused = await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
     assert "get_day_of_week" not in names
-    assert refused.is_error and refused.structured_content["code"] == "unknown_tool"  # type: ignore[index]
+    assert refused.is_error and error_of(refused)["code"] == "unknown_tool"  # type: ignore[index]
 
 
 INIT = {

@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 
 from tests.people import directory
-from tests.support import server_for
+from tests.support import error_of, server_for
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 
@@ -25,7 +25,7 @@ async def test_own_profile_is_full_and_others_are_public_only(tmp_path: Path, mo
     assert me["email"] == "alice@example.com" and me["groups"] == ["team"]
     assert bob is not None and not bob["is_self"] and bob["display_name"] == "Bob Lee"
     assert bob["phone"] is None and bob["email"] is None and bob["groups"] is None and bob["role"] is None
-    assert nobody.is_error and nobody.structured_content["code"] == "not_found"  # type: ignore[index]
+    assert nobody.is_error and error_of(nobody)["code"] == "not_found"  # type: ignore[index]
 
 
 @pytest.mark.anyio
@@ -51,9 +51,9 @@ async def test_search_by_username_and_group(tmp_path: Path, mode: str) -> None:
         bad_by = await client.call_tool("search_users", {"query": "bob", "by": "shoe size"})
     assert [u["id"] for u in by_name.structured_content["users"]] == ["bob"]  # type: ignore[index]
     assert sorted(u["id"] for u in team.structured_content["users"]) == ["alice", "bob"]  # type: ignore[index]
-    assert ops.is_error and ops.structured_content["code"] == "forbidden"  # type: ignore[index]
-    assert not_contact.is_error and not_contact.structured_content["code"] == "validation"  # type: ignore[index]
-    assert bad_by.is_error and bad_by.structured_content["code"] == "validation"  # type: ignore[index]
+    assert ops.is_error and error_of(ops)["code"] == "forbidden"  # type: ignore[index]
+    assert not_contact.is_error and error_of(not_contact)["code"] == "validation"  # type: ignore[index]
+    assert bad_by.is_error and error_of(bad_by)["code"] == "validation"  # type: ignore[index]
 
 
 @pytest.mark.anyio
@@ -74,8 +74,8 @@ async def test_get_user_eids_answers_each_input(tmp_path: Path, mode: str) -> No
         ("nobody", "not_found", None),
         ("carol", "found", "carol"),
     ]
-    assert too_many.is_error and "at most 100" in too_many.structured_content["reason"]  # type: ignore[index]
-    assert empty.is_error and empty.structured_content["code"] == "validation"  # type: ignore[index]
+    assert too_many.is_error and "at most 100" in error_of(too_many)["reason"]  # type: ignore[index]
+    assert empty.is_error and error_of(empty)["code"] == "validation"  # type: ignore[index]
 
 
 @pytest.mark.anyio

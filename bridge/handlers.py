@@ -5,10 +5,11 @@ A new deferred tool = one handler class here plus the tool in its toolset.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from toolsets.context import DeferredCall
 
@@ -26,14 +27,29 @@ class DeferredToolHandler(Protocol):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    """A device's result, checked strictly: `"yes"`, `1` or `"on"` are not booleans."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+def _real_datetime(value: str) -> str:
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("must be an ISO 8601 date-time such as 2026-03-10T09:00:00+09:00") from None
+    if parsed.tzinfo is None and "T" in value:
+        raise ValueError("must carry a UTC offset, e.g. 2026-03-10T09:00:00+09:00 or ...Z")
+    return value
+
+
+DateTimeText = Annotated[str, Field(min_length=10, max_length=64), AfterValidator(_real_datetime)]
 
 
 # -- calendar.getEvents ------------------------------------------------------------------
 
 
 class CalendarTime(_Strict):
-    dateTime: str = Field(min_length=10, max_length=64)  # noqa: N815 - the wire's name
+    dateTime: DateTimeText  # noqa: N815 - the wire's name
 
 
 class CalendarEvent(_Strict):

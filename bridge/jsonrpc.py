@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
+
+from toolsets import safe_json
 
 # Device-side errors (seed 000)
 PERMISSION_REQUIRED = -32010
@@ -25,7 +27,7 @@ ALREADY_ANSWERED = -32004
 TOO_LARGE = -32005
 UNAVAILABLE = -32006
 
-RequestId = str | int
+RequestId = StrictStr | StrictInt  # never a float, bool, object or array
 
 
 class RpcRequest(BaseModel):
@@ -78,9 +80,11 @@ class BadMessage(Exception):  # noqa: N818
 
 def parse_response(body: bytes) -> RpcResponse:
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise BadMessage(PARSE_ERROR, "Parse error: the body is not JSON") from None
+        data = safe_json.loads(body)
+    except safe_json.JsonDecodeError:
+        raise BadMessage(
+            PARSE_ERROR, f"Parse error: the body is not UTF-8 JSON (nested at most {safe_json.MAX_DEPTH} levels)"
+        ) from None
     try:
         return RpcResponse.model_validate(data)
     except ValidationError as exc:

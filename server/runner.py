@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
+import threading
 from typing import Any
 
 import anyio
@@ -12,6 +14,8 @@ import anyio
 from server.settings import Settings
 
 logger = logging.getLogger("truloop.runner")
+
+HARD_EXIT_SECONDS = 8.0
 
 
 def run(settings: Settings) -> None:
@@ -22,25 +26,46 @@ def run(settings: Settings) -> None:
 
 
 async def _until_signal(scope: anyio.CancelScope, on_signal: Any = None) -> None:
+    """The first SIGINT/SIGTERM asks for a graceful stop (`on_signal`, or cancelling `scope`); a second
+    one cancels `scope` at once. Either way the process is gone within `HARD_EXIT_SECONDS`."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        first = True
         async for signum in signals:
             logger.info("received %s, shutting down", signal.Signals(signum).name)
-            if on_signal is not None:
+            if first:
+                _exit_later(HARD_EXIT_SECONDS)
+            if first and on_signal is not None:
                 on_signal()
-            else:
-                scope.cancel()
+                first = False
+                continue
+            scope.cancel()
             return
+
+
+def _exit_later(seconds: float) -> None:
+    """A worker thread stuck in a system call (a read that never returns) would hold the interpreter's
+    exit forever; past `seconds`, leave without it. Everything durable is committed per operation."""
+
+    def leave() -> None:
+        logger.warning("shutdown took longer than %.0f s (a worker thread is blocked); exiting now", seconds)
+        logging.shutdown()
+        os._exit(0)
+
+    timer = threading.Timer(seconds, leave)
+    timer.daemon = True
+    timer.start()
 
 
 async def _serve_stdio(settings: Settings) -> None:
     from server.app import build_server
-    from server.stdio import serve_stdio
+    from server.stdio import open_stdin, serve_stdio
 
     server = build_server(settings)
     await _seed_demo(settings, server.services)
+    lines = open_stdin()
     async with server.bridge.running(), anyio.create_task_group() as tg:  # type: ignore[union-attr]
-        tg.start_soon(_until_signal, tg.cancel_scope)
-        await serve_stdio(server)  # returns on end of input
+        tg.start_soon(_until_signal, tg.cancel_scope, lines.stop)
+        await serve_stdio(server, lines)  # returns at end of input, or soon after a signal
         tg.cancel_scope.cancel()
 
 

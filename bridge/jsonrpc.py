@@ -26,6 +26,7 @@ UNKNOWN_CALL = -32003
 ALREADY_ANSWERED = -32004
 TOO_LARGE = -32005
 UNAVAILABLE = -32006
+FORBIDDEN = -32007
 
 RequestId = StrictStr | StrictInt  # never a float, bool, object or array
 

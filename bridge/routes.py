@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -19,6 +21,7 @@ from starlette.routing import Route
 from bridge.handlers import BY_METHOD
 from bridge.jsonrpc import (
     ALREADY_ANSWERED,
+    FORBIDDEN,
     INVALID_PARAMS,
     TOO_LARGE,
     UNAUTHORIZED,
@@ -35,7 +38,17 @@ logger = logging.getLogger("truloop.shim")
 
 MAX_BODY_BYTES = 256 * 1024
 
-Identify = Callable[[Request], Awaitable[str | None]]
+DEVICE_ROLE = "member"  # the role whose profile holds the deferred (device) tools
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceCaller:
+    user_id: str
+    role: str
+    expires_at: float | None  # the token's exp (epoch seconds): a stream is closed then
+
+
+Identify = Callable[[Request], Awaitable[DeviceCaller | None]]
 
 
 def _refuse(status: int, request_id: Any, code: int, message: str, data: Any = None) -> JSONResponse:
@@ -56,10 +69,19 @@ async def _read_limited(request: Request, limit: int) -> bytes | None:
 
 
 def shim_routes(bridge: DeviceBridge, identify: Identify, *, max_body: int = MAX_BODY_BYTES) -> list[Route]:
-    async def tool_message(request: Request) -> Response:
-        user_id = await identify(request)
-        if user_id is None:
+    async def caller_of(request: Request) -> DeviceCaller | Response:
+        caller = await identify(request)
+        if caller is None:
             return _refuse(401, None, UNAUTHORIZED, "Unauthorized: send Authorization: Bearer <JWT>")
+        if caller.role != DEVICE_ROLE:
+            return _refuse(403, None, FORBIDDEN, f"Forbidden: device routes serve {DEVICE_ROLE} tokens only")
+        return caller
+
+    async def tool_message(request: Request) -> Response:
+        caller = await caller_of(request)
+        if isinstance(caller, Response):
+            return caller
+        user_id = caller.user_id
         body = await _read_limited(request, max_body)
         if body is None:
             return _refuse(413, None, TOO_LARGE, f"The body is larger than {max_body} bytes")
@@ -91,15 +113,15 @@ def shim_routes(bridge: DeviceBridge, identify: Identify, *, max_body: int = MAX
         return _unanswerable(outcome, response.id)
 
     async def rpc_stream(request: Request) -> Response:
-        user_id = await identify(request)
-        if user_id is None:
-            return _refuse(401, None, UNAUTHORIZED, "Unauthorized: send Authorization: Bearer <JWT>")
+        caller = await caller_of(request)
+        if isinstance(caller, Response):
+            return caller
         try:
             await bridge.backend.ping()
         except Exception:
             return _refuse(503, None, UNAVAILABLE, "The bridge's store is unavailable; reconnect shortly")
         return StreamingResponse(
-            _events(bridge, user_id),
+            _events(bridge, caller.user_id, caller.expires_at),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -116,12 +138,19 @@ def _unanswerable(outcome: Outcome, request_id: Any) -> JSONResponse:
     return _refuse(404, request_id, UNKNOWN_CALL, "Unknown or expired call id (or not one of your calls)")
 
 
-async def _events(bridge: DeviceBridge, user_id: str) -> AsyncIterator[str]:
+async def _events(bridge: DeviceBridge, user_id: str, expires_at: float | None) -> AsyncIterator[str]:
     async with bridge.device_stream(user_id) as envelopes:
         yield ": connected\n\n"
         while True:
+            wait = bridge.heartbeat
+            if expires_at is not None:
+                left = expires_at - time.time()
+                if left <= 0:  # the device reconnects with a fresh token
+                    yield 'event: close\ndata: {"reason":"token_expired"}\n\n'
+                    return
+                wait = min(wait, left)
             envelope = None
-            with anyio.move_on_after(bridge.heartbeat):
+            with anyio.move_on_after(wait):
                 try:
                     envelope = await envelopes.receive()
                 except anyio.EndOfStream:  # the server is shutting down

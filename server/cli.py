@@ -25,6 +25,52 @@ def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
+def _int_env(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        _fail(f"{name}: must be a whole number such as {default}; got {raw!r}")
+
+
+def _float_env(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        _fail(f"{name}: must be a number of seconds such as {default:g}; got {raw!r}")
+
+
+# The flag (and variable) a setting comes from, so an error names what the user typed.
+SETTING_NAMES = {
+    "transport": "--transport",
+    "host": "--host",
+    "port": "--port",
+    "profile": "--profile",
+    "user": "--user / TRULOOP_USER",
+    "timezone": "--timezone / TRULOOP_TIMEZONE",
+    "data_dir": "--data-dir / TRULOOP_DATA_DIR",
+    "docs_dir": "--docs / TRULOOP_DOCS_DIR",
+    "redis_url": "--redis-url / REDIS_URL",
+    "redis_prefix": "TRULOOP_REDIS_PREFIX",
+    "deferred_timeout": "--deferred-timeout / TRULOOP_DEFERRED_TIMEOUT",
+    "jwt_secret": "TRULOOP_JWT_SECRET",
+    "jwt_issuer": "TRULOOP_JWT_ISSUER",
+    "state_keys": "TRULOOP_STATE_KEYS",
+    "allowed_hosts": "--allowed-host / TRULOOP_ALLOWED_HOSTS",
+    "allowed_origins": "--allowed-origin / TRULOOP_ALLOWED_ORIGINS",
+    "max_sessions_per_user": "--max-sessions-per-user / TRULOOP_MAX_SESSIONS_PER_USER",
+    "max_device_streams_per_user": "--max-device-streams-per-user / TRULOOP_MAX_DEVICE_STREAMS_PER_USER",
+}
+
+# Third-party loggers that, at DEBUG, print whole messages (results with emails, phones, memories).
+CHATTY_LOGGERS = ("sse_starlette", "mcp", "httpx", "httpcore", "uvicorn", "redis", "urllib3", "asyncio")
+
+
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ.get
     p = OneLineParser(prog=PROG, description="The truloop assistant's toolsets as an MCP server.")
@@ -60,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--deferred-timeout",
         type=float,
-        default=float(env("TRULOOP_DEFERRED_TIMEOUT", "300")),
+        default=_float_env("TRULOOP_DEFERRED_TIMEOUT", 300.0),
         help="seconds a deferred tool waits for the device (default 300) [TRULOOP_DEFERRED_TIMEOUT]",
     )
     p.add_argument("--demo", action="store_true", help="seed a small demo data set if the store is empty")
@@ -83,6 +129,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=None,
         help="Origin header to accept (repeatable) [TRULOOP_ALLOWED_ORIGINS]",
+    )
+    p.add_argument(
+        "--max-sessions-per-user",
+        type=int,
+        default=_int_env("TRULOOP_MAX_SESSIONS_PER_USER", 64),
+        help="open MCP sessions (streamable HTTP + SSE) one user may hold; past it 429 (default 64) "
+        "[TRULOOP_MAX_SESSIONS_PER_USER]",
+    )
+    p.add_argument(
+        "--max-device-streams-per-user",
+        type=int,
+        default=_int_env("TRULOOP_MAX_DEVICE_STREAMS_PER_USER", 8),
+        help="open device streams one user may hold; past it 429 (default 8) [TRULOOP_MAX_DEVICE_STREAMS_PER_USER]",
     )
     p.add_argument(
         "--log-level",
@@ -113,6 +172,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "state_keys": _csv(os.environ.get("TRULOOP_STATE_KEYS")),
         "allowed_hosts": tuple(args.allowed_hosts or _csv(os.environ.get("TRULOOP_ALLOWED_HOSTS"))),
         "allowed_origins": tuple(args.allowed_origins or _csv(os.environ.get("TRULOOP_ALLOWED_ORIGINS"))),
+        "max_sessions_per_user": args.max_sessions_per_user,
+        "max_device_streams_per_user": args.max_device_streams_per_user,
     }
     for key in ("timezone", "data_dir", "docs_dir"):
         if getattr(args, key):
@@ -123,6 +184,13 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 def _fail(message: str) -> NoReturn:
     sys.stderr.write(f"{PROG}: error: {message}\n")
     raise SystemExit(2)
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if level == "DEBUG":  # our DEBUG never logs payloads; theirs does
+        for name in CHATTY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.INFO)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -136,11 +204,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         settings = settings_from_args(args)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
+        field = str(first["loc"][0]) if first["loc"] else ""
+        where = SETTING_NAMES.get(field, field)
         _fail(f"{where + ': ' if where else ''}{first['msg'].removeprefix('Value error, ')}")
-    logging.basicConfig(
-        level=settings.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings.log_level)
     from server.runner import run
 
     try:

@@ -15,8 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
 
-from bridge.routes import shim_routes
+from bridge.routes import DeviceCaller, shim_routes
 from server.app import build_bridge, build_server, build_services
+from server.host_guard import HostOriginGuard
+from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
 
 logger = logging.getLogger("truloop.http")
@@ -25,16 +27,19 @@ logger = logging.getLogger("truloop.http")
 def transport_security(settings: Settings) -> Any:
     from mcp.server.transport_security import TransportSecuritySettings
 
+    # Loopback Host names stay allowed next to a real hostname: a rebound page arrives with its own
+    # name in Host, never 127.0.0.1, and local probes (/healthz) keep working.
+    loopback_hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     if settings.allowed_hosts or settings.allowed_origins:
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=list(settings.allowed_hosts),
+            allowed_hosts=[*settings.allowed_hosts, *loopback_hosts],
             allowed_origins=list(settings.allowed_origins),
         )
     if is_loopback(settings.host):
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_hosts=loopback_hosts,
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
         )
     logger.warning(
@@ -43,6 +48,12 @@ def transport_security(settings: Settings) -> Any:
         settings.host,
     )
     return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def _guard(security: Any) -> list[Middleware]:
+    if not security.enable_dns_rebinding_protection:
+        return []
+    return [Middleware(HostOriginGuard, allowed_hosts=security.allowed_hosts, allowed_origins=security.allowed_origins)]
 
 
 def build_http_app(settings: Settings) -> Starlette:
@@ -103,12 +114,15 @@ def build_http_app(settings: Settings) -> Starlette:
                 report.update(status="degraded", redis="unreachable")
         return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
 
-    async def identify(request: Request) -> str | None:
+    async def identify(request: Request) -> DeviceCaller | None:
         if not settings.jwt_secret:
-            return settings.user
+            return DeviceCaller(settings.user, "member", None)
         user = request.scope.get("user")
         token = getattr(user, "access_token", None)
-        return token.subject if token is not None else None
+        if token is None or not token.subject:
+            return None
+        role = (token.claims or {}).get("role", "guest")
+        return DeviceCaller(token.subject, role, token.expires_at)
 
     routes: list[BaseRoute] = [Route("/healthz", healthz, methods=["GET"]), *shim_routes(bridge, identify)]
     routes += main_http.routes
@@ -120,7 +134,23 @@ def build_http_app(settings: Settings) -> Starlette:
         async with bridge.running(), main.session_manager.run(), safe.session_manager.run():
             yield
 
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    def is_live(session_id: str) -> bool:
+        # the SDK keeps no public registry of open sessions; its own map is the truth
+        return any(session_id in m.session_manager._server_instances for m in (main, safe))
+
+    caps = Middleware(
+        SessionCaps,
+        max_sessions=settings.max_sessions_per_user,
+        max_device_streams=settings.max_device_streams_per_user,
+        session_paths=("/mcp", "/notification-safe/mcp"),
+        sse_paths=("/sse",),
+        device_stream_paths=("/api/v1/agent/rpc-stream",),
+        is_live=is_live,
+        default_user=None if settings.jwt_secret else settings.user,
+    )
+    # outermost first: a rebound page is refused before its token or body is looked at
+    stack = [*_guard(security), *middleware, caps]
+    app = Starlette(routes=routes, middleware=stack, lifespan=lifespan)
     app.state.bridge = bridge
     app.state.services = services
     return app

@@ -45,6 +45,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _check_secret(name: str, value: str) -> None:
+    if len(value.encode()) < 32:
+        raise ValueError(f"{name} must be at least 32 bytes (HS256 needs a key as long as its hash)")
+    if len(set(value)) < 5 or any(value == value[:n] * (len(value) // n) for n in range(1, 5) if len(value) % n == 0):
+        raise ValueError(
+            f"{name} is too easy to guess (a repeated pattern); generate one with: "
+            "python3 -c 'import secrets; print(secrets.token_urlsafe(48))'"
+        )
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -67,6 +77,8 @@ class Settings(BaseModel):
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    max_sessions_per_user: int = Field(default=64, ge=1, le=10_000)
+    max_device_streams_per_user: int = Field(default=8, ge=1, le=1_000)
 
     @field_validator("profile")
     @classmethod
@@ -90,16 +102,37 @@ class Settings(BaseModel):
     @field_validator("jwt_secret")
     @classmethod
     def _strong_secret(cls, value: str | None) -> str | None:
-        if value is not None and len(value.encode()) < 32:
-            raise ValueError("TRULOOP_JWT_SECRET must be at least 32 bytes (HS256 needs a key as long as its hash)")
+        if value is not None:
+            _check_secret("the secret", value)
         return value or None
 
     @field_validator("state_keys")
     @classmethod
     def _strong_keys(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for key in value:
-            if len(key.encode()) < 32:
-                raise ValueError("every TRULOOP_STATE_KEYS entry must be at least 32 bytes")
+            _check_secret("every entry", key)
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a URL such as redis://127.0.0.1:6379/0 (or rediss://..., unix:///run/redis.sock)")
+        return value or None
+
+    @field_validator("data_dir", "docs_dir")
+    @classmethod
+    def _a_folder(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return value
+        example = "pass a folder such as ~/.local/share/truloop"
+        existing = value
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise ValueError(f"{str(existing)!r} is a file, not a folder; {example}")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ValueError(f"{str(existing)!r} is not writable by this user; {example}")
         return value
 
     @model_validator(mode="after")

@@ -139,5 +139,5 @@ async def test_without_a_secret_loopback_serves_the_default_user(open_loopback: 
 def test_allowed_hosts_are_configurable() -> None:
     with spawn_http_server("--allowed-host", "mcp.example.test:*") as base:
         good = httpx.post(f"{base}/mcp", json=INIT, headers={**ACCEPT, "Host": "mcp.example.test:443"})
-        bad = httpx.post(f"{base}/mcp", json=INIT, headers={**ACCEPT, "Host": "127.0.0.1:1"})
+        bad = httpx.post(f"{base}/mcp", json=INIT, headers={**ACCEPT, "Host": "evil.example:80"})
     assert good.status_code == 200 and bad.status_code == 421

@@ -17,7 +17,7 @@ from bridge.elicitation import CannotAsk, McpAsker
 from bridge.handlers import HANDLERS, DeferredToolHandler
 from bridge.jsonrpc import PERMISSION_DENIED, PERMISSION_REQUIRED, USER_CANCELED, RpcResponse
 from bridge.pending import PendingCall
-from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, Progress, no_progress
+from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, PendingLost, Progress, no_progress
 from toolsets.context import DeferredCall
 from toolsets.errors import ToolError
 
@@ -131,6 +131,13 @@ class DeferredRouter:
         )
         try:
             response = await self._bridge.call_device(pending, give_up_after=self._timeout, progress=self._progress)
+        except PendingLost:
+            raise ToolError(
+                f"The request for {call.tool_name} was lost: the device bridge's shared store (Redis) restarted "
+                "while it waited. Nothing was answered; try again.",
+                code="bridge_unavailable",
+                retryable=True,
+            ) from None
         except DeviceTimeout:
             raise ToolError(
                 f"The user's device did not answer {call.tool_name} within {self._timeout:g} s; the request was "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -48,11 +48,13 @@ class Outcome(enum.Enum):
 
 ResultListener = Callable[[str], None]
 EnvelopeListener = Callable[[str, dict[str, Any]], None]
+ReconnectListener = Callable[[], Awaitable[None]]
 
 
 class BridgeBackend(Protocol):
     on_result: ResultListener
     on_envelope: EnvelopeListener
+    on_reconnect: ReconnectListener  # the shared store came back (possibly empty): re-announce what we hold
 
     def running(self) -> contextlib.AbstractAsyncContextManager[None]: ...
 
@@ -78,12 +80,17 @@ def _ignore_envelope(user_id: str, envelope: dict[str, Any]) -> None:
     return None
 
 
+async def _ignore_reconnect() -> None:
+    return None
+
+
 class MemoryBackend:
     """In-process state; completions are at-most-once because the event loop runs them one at a time."""
 
     def __init__(self) -> None:
         self.on_result: ResultListener = _ignore_result
         self.on_envelope: EnvelopeListener = _ignore_envelope
+        self.on_reconnect: ReconnectListener = _ignore_reconnect
         self._calls: dict[str, PendingCall] = {}
         self._answered: dict[str, tuple[str, float]] = {}
         self._results: dict[str, dict[str, Any]] = {}

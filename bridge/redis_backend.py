@@ -27,8 +27,10 @@ from bridge.pending import (
     EnvelopeListener,
     Outcome,
     PendingCall,
+    ReconnectListener,
     ResultListener,
     _ignore_envelope,
+    _ignore_reconnect,
     _ignore_result,
 )
 
@@ -67,6 +69,7 @@ class RedisBackend:
         self._take = self._redis.register_script(TAKE)
         self.on_result: ResultListener = _ignore_result
         self.on_envelope: EnvelopeListener = _ignore_envelope
+        self.on_reconnect: ReconnectListener = _ignore_reconnect
         self.listening = anyio.Event()
 
     def _key(self, *parts: str) -> str:
@@ -86,12 +89,20 @@ class RedisBackend:
         """Relay the two channels to this replica; reconnect with backoff while Redis is away."""
         results, devices = self._key("results"), self._key("devices")
         delay = 0.2
+        lost = False
         while True:
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(results, devices)
                 self.listening.set()
                 delay = 0.2
+                if lost:
+                    lost = False
+                    logger.warning("Redis subscription restored")
+                    # pooled connections from before the restart are dead: open fresh ones
+                    with contextlib.suppress(Exception):
+                        await self._redis.connection_pool.disconnect()
+                    await self.on_reconnect()
                 while True:
                     message = await pubsub.get_message(timeout=1.0)
                     if message is None:
@@ -104,6 +115,7 @@ class RedisBackend:
             except anyio.get_cancelled_exc_class():
                 raise
             except Exception as exc:
+                lost = True
                 self.listening = anyio.Event()
                 logger.warning("Redis subscription lost (%s); retrying in %.1f s", type(exc).__name__, delay)
                 await anyio.sleep(delay)

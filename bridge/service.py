@@ -29,6 +29,10 @@ class DeviceTimeout(Exception):  # noqa: N818
     pass
 
 
+class PendingLost(Exception):  # noqa: N818
+    """The call's record vanished from the shared store (Redis restarted without persistence)."""
+
+
 class DeviceUnreachable(Exception):  # noqa: N818
     """No channel took the request (the device went away, or Sendbird refused it)."""
 
@@ -64,6 +68,7 @@ class DeviceBridge:
         self._streams: dict[str, dict[str, MemoryObjectSendStream[dict[str, Any]]]] = {}
         backend.on_result = self._wake
         backend.on_envelope = self._fan_out
+        backend.on_reconnect = self._reannounce
 
     def running(self) -> contextlib.AbstractAsyncContextManager[None]:
         return self.backend.running()
@@ -71,6 +76,19 @@ class DeviceBridge:
     def _wake(self, call_id: str) -> None:
         event = self._waiters.get(call_id)
         if event is not None:
+            event.set()
+
+    async def _reannounce(self) -> None:
+        """The store is back, perhaps empty: say at once which devices are here (instead of at their
+        next heartbeat), and wake every waiting call so it checks that its record survived."""
+        for user_id, streams in list(self._streams.items()):
+            for device_id in list(streams):
+                try:
+                    await self.backend.mark_online(user_id, device_id, self.presence_ttl)
+                except Exception as exc:
+                    logger.warning("device presence not re-announced (%s)", type(exc).__name__)
+                    return
+        for event in list(self._waiters.values()):
             event.set()
 
     def _fan_out(self, user_id: str, envelope: dict[str, Any]) -> None:
@@ -120,6 +138,8 @@ class DeviceBridge:
                 except Exception as exc:  # a store hiccup must not turn an accepted answer into a failure
                     logger.warning("could not read the answer to %s yet (%s)", call.call_id, type(exc).__name__)
                     result = None
+                if result is None:
+                    result = await self._answer_or_lost(call.call_id)
                 if result is not None:
                     answered = True
                     return RpcResponse.model_validate(result)
@@ -134,6 +154,19 @@ class DeviceBridge:
             if not answered:
                 with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                     await self.backend.discard(call.call_id)
+
+    async def _answer_or_lost(self, call_id: str) -> dict[str, Any] | None:
+        """Raise `PendingLost` when neither the call nor its answer is stored any more (completion removes
+        the one and writes the other atomically, so both missing means the store lost them)."""
+        try:
+            if await self.backend.get(call_id) is not None:
+                return None
+            result = await self.backend.take_result(call_id)
+        except Exception:  # the store is away: keep waiting, it may come back with the call
+            return None
+        if result is None:
+            raise PendingLost(call_id)
+        return result
 
     def close_streams(self) -> None:
         """End every device stream this replica holds (shutdown): devices reconnect elsewhere."""

@@ -124,3 +124,66 @@ async def test_redis_outage_gives_clear_errors_then_recovers(private_redis: Priv
             assert after.structured_content == {"confirmed": True}
         tg.cancel_scope.cancel()
     assert len(answered) >= 2
+
+
+@pytest.mark.anyio
+async def test_redis_restart_fails_lost_calls_fast_and_reannounces_devices(
+    private_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    server = server_for(user="alice", redis_url=private_redis.url, data_dir=tmp_path / "data", deferred_timeout=60)
+    bridge = server.bridge
+    assert bridge is not None
+    bridge.heartbeat = 60.0  # presence must come back from the reconnect, not from a heartbeat
+    bridge.poll_interval = 0.2
+    answering = anyio.Event()
+    seen: list[str] = []
+
+    async def device() -> None:  # one connection for the whole test, as a phone on a good network
+        async with bridge.device_stream("alice") as envelopes:
+            async for envelope in envelopes:
+                request = json.loads(envelope["data"])
+                seen.append(request["id"])
+                if answering.is_set():
+                    body = {"jsonrpc": "2.0", "id": request["id"], "result": {"confirmed": True}}
+                    for _ in range(3):  # as the app does on a 503
+                        try:
+                            await bridge.answer("alice", RpcResponse.model_validate(body))
+                            break
+                        except Exception:
+                            await anyio.sleep(0.1)
+
+    async with bridge.running(), anyio.create_task_group() as tg:
+        tg.start_soon(device)
+        async with Client(server, mode="legacy") as client:
+            outcome: dict[str, Any] = {}
+
+            async def waiting_call() -> None:
+                outcome["result"] = await client.call_tool("confirm_interaction", CONFIRM)
+                outcome["at"] = time.monotonic()
+
+            with anyio.fail_after(10):
+                while not await bridge.backend.online("alice"):  # noqa: ASYNC110 - polling Redis
+                    await anyio.sleep(0.05)
+            tg.start_soon(waiting_call)
+            with anyio.fail_after(10):
+                while not seen:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+            private_redis.stop()
+            private_redis.start()  # no persistence: the pending call and the presence are gone
+            restarted = time.monotonic()
+            with anyio.fail_after(15):
+                while "result" not in outcome:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+            lost = outcome["result"]
+            assert error_of(lost)["code"] == "bridge_unavailable" and error_of(lost)["retryable"] is True
+            assert outcome["at"] - restarted < 8, "the caller waited for the deferred timeout"
+
+            answering.set()
+            started = time.monotonic()
+            with anyio.fail_after(10):
+                while not await bridge.backend.online("alice"):  # noqa: ASYNC110 - polling Redis
+                    await anyio.sleep(0.05)
+            after = await client.call_tool("confirm_interaction", CONFIRM)
+            assert after.structured_content == {"confirmed": True}, after.content
+            assert time.monotonic() - started < 8
+        tg.cancel_scope.cancel()

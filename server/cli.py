@@ -65,6 +65,7 @@ SETTING_NAMES = {
     "allowed_origins": "--allowed-origin / TRULOOP_ALLOWED_ORIGINS",
     "max_sessions_per_user": "--max-sessions-per-user / TRULOOP_MAX_SESSIONS_PER_USER",
     "max_device_streams_per_user": "--max-device-streams-per-user / TRULOOP_MAX_DEVICE_STREAMS_PER_USER",
+    "max_line_bytes": "--max-line-bytes / TRULOOP_MAX_LINE_BYTES",
 }
 
 # Third-party loggers that, at DEBUG, print whole messages (results with emails, phones, memories).
@@ -144,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="open device streams one user may hold; past it 429 (default 8) [TRULOOP_MAX_DEVICE_STREAMS_PER_USER]",
     )
     p.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=_int_env("TRULOOP_MAX_LINE_BYTES", 16 * 1024 * 1024),
+        help="stdio: longest accepted line; longer ones are refused while read (default 16 MiB) "
+        "[TRULOOP_MAX_LINE_BYTES]",
+    )
+    p.add_argument(
         "--log-level",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         default=env("TRULOOP_LOG_LEVEL", "WARNING"),
@@ -174,6 +182,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "allowed_origins": tuple(args.allowed_origins or _csv(os.environ.get("TRULOOP_ALLOWED_ORIGINS"))),
         "max_sessions_per_user": args.max_sessions_per_user,
         "max_device_streams_per_user": args.max_device_streams_per_user,
+        "max_line_bytes": args.max_line_bytes,
     }
     for key in ("timezone", "data_dir", "docs_dir"):
         if getattr(args, key):

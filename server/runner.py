@@ -62,7 +62,7 @@ async def _serve_stdio(settings: Settings) -> None:
 
     server = build_server(settings)
     await _seed_demo(settings, server.services)
-    lines = open_stdin()
+    lines = open_stdin(settings.max_line_bytes)
     async with server.bridge.running(), anyio.create_task_group() as tg:  # type: ignore[union-attr]
         tg.start_soon(_until_signal, tg.cancel_scope, lines.stop)
         await serve_stdio(server, lines)  # returns at end of input, or soon after a signal

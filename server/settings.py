@@ -79,6 +79,7 @@ class Settings(BaseModel):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     max_sessions_per_user: int = Field(default=64, ge=1, le=10_000)
     max_device_streams_per_user: int = Field(default=8, ge=1, le=1_000)
+    max_line_bytes: int = Field(default=16 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
 
     @field_validator("profile")
     @classmethod

@@ -1,0 +1,208 @@
+"""Hostile stdin against a real `truloop-mcp` subprocess: deep nesting, invalid UTF-8 under a strict
+locale, ids of every JSON type, duplicate in-flight ids, oversized lines with bounded memory, and
+signals that end the server cleanly while stdin stays open."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import TRULOOP, child_env
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call(request_id: Any, date: str = "2026-03-10") -> dict[str, Any]:
+    params = {"name": "get_day_of_week", "arguments": {"date": date}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def encode(*messages: Any) -> bytes:
+    return b"".join((m if isinstance(m, bytes) else json.dumps(m).encode()) + b"\n" for m in messages)
+
+
+def strict_env() -> dict[str, str]:
+    return child_env(PYTHONIOENCODING="utf-8:strict", LANG="C.UTF-8", LC_ALL="C.UTF-8")
+
+
+def run(tmp_path: Path, payload: bytes, *args: str) -> list[dict[str, Any]]:
+    proc = subprocess.run(
+        [TRULOOP, "--data-dir", str(tmp_path / "data"), *args],
+        input=payload,
+        capture_output=True,
+        timeout=60,
+        env=strict_env(),
+    )
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    assert b"Traceback" not in proc.stderr
+    return [json.loads(line) for line in proc.stdout.decode().splitlines()]
+
+
+def by_id(replies: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
+    grouped: dict[Any, list[dict[str, Any]]] = {}
+    for reply in replies:
+        grouped.setdefault(json.dumps(reply.get("id")), []).append(reply)
+    return grouped
+
+
+def test_deep_nesting_and_invalid_utf8_are_parse_errors_and_serving_goes_on(tmp_path: Path) -> None:
+    replies = run(
+        tmp_path,
+        encode(
+            INIT,
+            INITIALIZED,
+            b"[" * 1000,
+            b'{"a":' * 100_000,
+            b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"\xff\xfe"}}',
+            b"\xc3\x28",
+            call(1),
+        ),
+    )
+    errors = [r for r in replies if r.get("id") is None]
+    assert [e["error"]["code"] for e in errors] == [-32700] * 4
+    assert by_id(replies)["1"][0]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
+
+
+@pytest.mark.parametrize("bad_id", [{"a": 1}, [1], 1.5, 2.0, True, False])
+def test_an_id_that_is_not_a_string_or_integer_is_answered_with_invalid_request(tmp_path: Path, bad_id: Any) -> None:
+    replies = run(tmp_path, encode(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": bad_id, "method": "ping"}, call(2)))
+    assert replies[1] == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid Request: expected an id that is a string or an integer"},
+    }
+    assert replies[2]["id"] == 2 and "result" in replies[2]
+
+
+def test_every_request_gets_exactly_one_reply_even_when_ids_collide(tmp_path: Path) -> None:
+    lines = [INIT, INITIALIZED]
+    for n in range(20):
+        lines += [call(n % 5, f"2026-03-{10 + n % 5:02d}")]  # ids 0..4 reused while in flight, or not
+    replies = run(tmp_path, encode(*lines))[1:]
+    assert len(replies) == 20  # one reply per request line, never one for two, never none
+    for reply in replies:
+        if "error" in reply:
+            assert reply["error"]["code"] == -32600 and "already used" in reply["error"]["message"]
+        else:
+            assert reply["result"]["structuredContent"]["date"].startswith("2026-03-1")
+
+
+def _peak_rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_an_oversized_line_is_refused_while_memory_stays_bounded(tmp_path: Path) -> None:
+    limit = 1024 * 1024
+    proc = subprocess.Popen(
+        [TRULOOP, "--data-dir", str(tmp_path / "data"), "--max-line-bytes", str(limit)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=strict_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(encode(INIT, INITIALIZED))
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == "init"
+    before = _peak_rss_kib(proc.pid)
+    chunk = b"x" * (1024 * 1024)
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"')
+    for _ in range(200):  # a 200 MB line
+        proc.stdin.write(chunk)
+    proc.stdin.write(b'"}}\n' + encode(call(3)))
+    proc.stdin.flush()
+    refused = json.loads(proc.stdout.readline())
+    served = json.loads(proc.stdout.readline())
+    peak = _peak_rss_kib(proc.pid)
+    proc.stdin.close()
+    assert proc.wait(timeout=20) == 0
+    assert refused["id"] is None and refused["error"]["code"] == -32700
+    assert f"{limit} bytes" in refused["error"]["message"]
+    assert served["id"] == 3 and "result" in served
+    assert peak - before < 32 * 1024, f"peak RSS grew by {(peak - before) // 1024} MiB for a 200 MiB line"
+
+
+def _start_with_open_stdin(tmp_path: Path, use_pty: bool) -> tuple[subprocess.Popen[bytes], Any]:
+    if use_pty:
+        parent, child = pty.openpty()
+        proc = subprocess.Popen(
+            [TRULOOP, "--data-dir", str(tmp_path / "data")],
+            stdin=child,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=strict_env(),
+        )
+        os.close(child)
+        return proc, parent
+    proc = subprocess.Popen(
+        [TRULOOP, "--data-dir", str(tmp_path / "data")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=strict_env(),
+    )
+    return proc, None
+
+
+@pytest.mark.parametrize("use_pty", [False, True], ids=["pipe", "pty"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_ends_the_stdio_server_within_2s_with_status_0(tmp_path: Path, signum: int, use_pty: bool) -> None:
+    proc, parent = _start_with_open_stdin(tmp_path, use_pty)
+    try:
+        if parent is None:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(encode(INIT, INITIALIZED, call(1)))
+            proc.stdin.flush()
+            first, answered = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
+            assert first["id"] == "init" and answered["id"] == 1 and "result" in answered
+        else:
+            time.sleep(1.5)  # a terminal user: the server waits on the tty
+        started = time.monotonic()
+        proc.send_signal(signum)
+        status = proc.wait(timeout=5)
+        elapsed = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if parent is not None:
+            os.close(parent)
+    assert status == 0 and elapsed < 2.0, (status, elapsed)
+    assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+
+
+def test_requests_read_before_a_signal_are_answered(tmp_path: Path) -> None:
+    proc, _ = _start_with_open_stdin(tmp_path, use_pty=False)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(encode(INIT, INITIALIZED))
+    proc.stdin.flush()
+    proc.stdout.readline()
+    lines: list[bytes] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout.readlines()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    proc.stdin.write(encode(*(call(n) for n in range(1, 6))))
+    proc.stdin.flush()
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=5) == 0
+    reader.join(timeout=5)
+    ids = sorted(json.loads(line)["id"] for line in lines)
+    assert ids == [1, 2, 3, 4, 5]

@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/knowledge_bench.py [--sizes 1000,10000] [--queries 200]
 
-For each size it writes a synthetic Markdown corpus (Zipf-distributed vocabulary, ~10 sections
+For each size it writes a synthetic Markdown corpus (Zipf-distributed vocabulary of Latin-syllable
+words and Hangul words with Korean particles attached, ~10 sections
 per file, one chunk per section) into a temporary folder, then measures:
   * a full index (chunks/s),
   * a stat-only refresh with nothing changed (ms),
@@ -31,12 +32,20 @@ from toolsets.services import Services
 SECTIONS_PER_FILE = 10
 WORDS_PER_SECTION = 80
 SYLLABLES = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "po", "ve", "dan", "sho", "bel", "tor", "gin", "as"]
+HANGUL = list("가나다라마바사아자차카타파하회의실장연차이월캘린더민지준호소라출장정책휴가예약")
+PARTICLES = ["", "", "은", "는", "이", "가", "을", "를", "에서", "와", "에게", "으로"]
 
 
 def vocabulary(rng: random.Random, size: int = 4000) -> tuple[list[str], list[float]]:
-    words = sorted({"".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))) for _ in range(size * 2)})[:size]
+    latin = sorted({"".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))) for _ in range(size)})[: size // 2]
+    hangul = sorted({"".join(rng.choices(HANGUL, k=rng.randint(2, 4))) for _ in range(size)})[: size // 2]
+    words = latin + hangul
     rng.shuffle(words)
     return words, [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf: a few words are very common
+
+
+def attach(rng: random.Random, words: list[str]) -> str:
+    return " ".join(w + rng.choice(PARTICLES) if "\uac00" <= w[0] <= "\ud7a3" else w for w in words)
 
 
 def write_file(path: Path, rng: random.Random, words: list[str], weights: list[float], version: int = 0) -> None:
@@ -45,7 +54,7 @@ def write_file(path: Path, rng: random.Random, words: list[str], weights: list[f
     for section in range(SECTIONS_PER_FILE):
         level = "##" if section % 3 == 0 else "###"
         heading = " ".join(rng.choices(words[:800], k=rng.randint(1, 3))).capitalize()
-        text = " ".join(rng.choices(words, weights=weights, k=WORDS_PER_SECTION))
+        text = attach(rng, rng.choices(words, weights=weights, k=WORDS_PER_SECTION))
         parts.append(f"{level} {heading}\n\n{text} v{version}.\n")
     path.write_text("\n".join(parts), encoding="utf-8")
 
@@ -95,7 +104,7 @@ async def bench_size(target_chunks: int, query_count: int, base: Path) -> dict[s
             write_file(path, rng, words, weights, version=1)
         incremental = await svc.knowledge.refresh()
 
-        queries = [" ".join(rng.choices(words[:1500], k=rng.randint(1, 3))) for _ in range(query_count)]
+        queries = [attach(rng, rng.choices(words[:1500], k=rng.randint(1, 3))) for _ in range(query_count)]
         debounced = await search_latencies(svc, queries)
         svc.knowledge.debounce = 0
         rescanning = await search_latencies(svc, queries[: max(20, query_count // 4)])

@@ -1,6 +1,15 @@
 """Memory search benchmark over the embedded store (SQLite FTS5, BM25).
 
-For each size (default 1,000 and 10,000 memories for one user, in a fresh temp dir):
+Memories are written in a mixed vocabulary: Latin-syllable words and Hangul words with Korean
+particles attached (`...은`, `...에서`), Zipf-distributed.
+
+Many users (`--users 1000 --per-user 100`: 100k memories in one store):
+  bulk load    memories inserted through the store's insert function, 1,000 per transaction; memories/s.
+  save         --saves memories saved one by one through the backend (one transaction each); memories/s.
+  backend      SqliteMemories.search(random user, query, 5); p50/p99 over --queries queries.
+  dispatch     the same through dispatch(), the path every front takes.
+
+One user (default; --sizes 1000 10000 memories for one user, in a fresh temp dir):
   insert       memories saved one by one through the backend (one transaction each); memories/s.
   backend      SqliteMemories.search(user, query, 5); p50/p99 over --queries queries.
   dispatch     dispatch(profile("member"), "search_memories", {...}, ctx): the path every front takes
@@ -35,11 +44,13 @@ from toolsets.dispatch import dispatch  # noqa: E402
 from toolsets.envelope import ToolOk  # noqa: E402
 from toolsets.profiles import profile  # noqa: E402
 from toolsets.services import Services  # noqa: E402
-from toolsets.store.memories import SqliteMemories, fts_match_expression  # noqa: E402
+from toolsets.store.memories import MemoryRecord, SqliteMemories, fts_match_expression, insert_memory  # noqa: E402
 
 USER = "bench-user"
 TAGS = ["food", "travel", "family", "work", "health", "music", "sport", "money"]
 SYLLABLES = ["ka", "ri", "mo", "su", "te", "na", "lo", "pi", "ze", "vu", "ha", "do", "mi", "ra", "yo", "sen"]
+HANGUL = list("가나다라마바사아자차카타파하회의실장연차이월캘린더민지준호소라출장정책휴가예약")
+PARTICLES = ["", "", "은", "는", "이", "가", "을", "를", "에서", "와", "에게", "으로"]
 
 
 @dataclass
@@ -55,10 +66,18 @@ class Row:
 
 
 def vocabulary(rng: random.Random, words: int = 3000) -> list[str]:
+    """Half Latin-syllable words, half Hangul words (2-4 syllables), interleaved so both are common."""
     seen: dict[str, None] = {}
     while len(seen) < words:
-        seen.setdefault("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))), None)
+        if len(seen) % 2:
+            seen.setdefault("".join(rng.choice(HANGUL) for _ in range(rng.randint(2, 4))), None)
+        else:
+            seen.setdefault("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))), None)
     return list(seen)
+
+
+def with_particles(rng: random.Random, words: list[str]) -> list[str]:
+    return [w + rng.choice(PARTICLES) if "\uac00" <= w[0] <= "\ud7a3" else w for w in words]
 
 
 def zipf_weights(count: int) -> list[float]:
@@ -66,7 +85,7 @@ def zipf_weights(count: int) -> list[float]:
 
 
 def memory_text(rng: random.Random, words: list[str], weights: list[float]) -> str:
-    return " ".join(rng.choices(words, weights, k=rng.randint(8, 25))).capitalize() + "."
+    return " ".join(with_particles(rng, rng.choices(words, weights, k=rng.randint(8, 25)))).capitalize() + "."
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -138,6 +157,12 @@ async def run_size(size: int, query_count: int, deadline: float) -> Row | None:
 async def matching_rows(services: Services, query: str) -> int:
     """How many memories BM25 had to score for a query (every row that matches any of its words)."""
     expression = fts_match_expression(query)
+    try:  # terms indexed per owner (after issue 10): count the user's own matching rows
+        from toolsets.store.memories import owner_key, query_terms
+
+        expression = " OR ".join(f'"{owner_key(USER)}{term}"' for term in query_terms(query))
+    except ImportError:
+        pass
     sql = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
     return int(await services.db.read(lambda conn: conn.execute(sql, (expression,)).fetchone()[0]))
 
@@ -157,6 +182,68 @@ def print_table(rows: list[Row], query_count: int) -> None:
         )
 
 
+async def run_many_users(users: int, per_user: int, saves: int, query_count: int) -> None:
+    rng = random.Random(users * per_user)
+    words = vocabulary(rng)
+    weights = zipf_weights(len(words))
+    user_ids = [f"user-{n:05}" for n in range(users)]
+    with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
+        services = Services(data_dir=Path(tmp), docs_dir=Path(tmp) / "docs", env={})
+        store = services.memories
+        assert isinstance(store, SqliteMemories), "the bench measures the embedded store"
+        await store.save("warm-up", "warm-up memory", [])  # creates the schema outside the timing
+        records = [
+            (user, MemoryRecord(id=f"mem_{n}_{user}", content=memory_text(rng, words, weights),
+                                tags=rng.sample(TAGS, rng.randint(0, 2)), created_at="2026-01-01T00:00:00+00:00"))
+            for n in range(per_user) for user in user_ids
+        ]  # fmt: skip
+        start = time.perf_counter()
+        for first in range(0, len(records), 1000):
+            batch = records[first : first + 1000]
+
+            def load(conn: object, batch: list[tuple[str, MemoryRecord]] = batch) -> None:
+                for user, record in batch:
+                    insert_memory(conn, user, record)  # type: ignore[arg-type]
+
+            await services.db.write(load)
+        bulk = len(records) / (time.perf_counter() - start)
+        start = time.perf_counter()
+        for _ in range(saves):
+            await store.save(rng.choice(user_ids), memory_text(rng, words, weights), [])
+        save_rate = saves / (time.perf_counter() - start)
+
+        queries = [
+            (rng.choice(user_ids), " ".join(with_particles(rng, rng.choices(words, weights, k=rng.randint(1, 4)))))
+            for _ in range(query_count)
+        ]
+        member = profile("member")
+        hit_counts: list[int] = []
+
+        async def backend(user: str, query: str) -> None:
+            hit_counts.append(len(await store.search(user, query, 5)))
+
+        async def through_dispatch(user: str, query: str) -> None:
+            ctx = ToolContext(caller=Caller(user), services=services)
+            outcome = await dispatch(member, "search_memories", {"query": query, "limit": 5}, ctx)
+            assert isinstance(outcome, ToolOk), outcome
+
+        for user, query in queries[:10]:
+            await backend(user, query)
+            await through_dispatch(user, query)
+        hit_counts.clear()
+        backend_ms = await timed([lambda u=u, q=q: backend(u, q) for u, q in queries])
+        dispatch_ms = await timed([lambda u=u, q=q: through_dispatch(u, q) for u, q in queries])
+        services.close()
+    print(
+        f"memory search, {users:,} users x {per_user} memories = {users * per_user:,}, "
+        f"limit 5, {query_count} queries (ms)"
+    )
+    print(f"  bulk load {bulk:,.0f} memories/s; save() one by one {save_rate:,.0f} memories/s")
+    print(f"  backend  p50 {statistics.median(backend_ms):.3f}  p99 {percentile(backend_ms, 0.99):.3f}")
+    print(f"  dispatch p50 {statistics.median(dispatch_ms):.3f}  p99 {percentile(dispatch_ms, 0.99):.3f}")
+    print(f"  hits/query {statistics.fmean(hit_counts):.2f}")
+
+
 async def main(sizes: list[int], query_count: int, budget: float) -> None:
     deadline = time.perf_counter() + budget
     rows = []
@@ -173,5 +260,11 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--budget", type=float, default=110.0, help="stop after this many seconds")
+    parser.add_argument("--users", type=int, default=0, help="many-users mode: this many users ...")
+    parser.add_argument("--per-user", type=int, default=100, help="... with this many memories each")
+    parser.add_argument("--saves", type=int, default=1000, help="many-users mode: single saves timed")
     args = parser.parse_args()
-    anyio.run(main, args.sizes, args.queries, args.budget)
+    if args.users:
+        anyio.run(run_many_users, args.users, args.per_user, args.saves, args.queries)
+    else:
+        anyio.run(main, args.sizes, args.queries, args.budget)

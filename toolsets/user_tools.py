@@ -11,6 +11,7 @@ from toolsets.context import ToolContext
 from toolsets.errors import ToolError, ToolInputError
 from toolsets.services import services_of
 from toolsets.store.users import UserRecord
+from toolsets.text import canonical_key, strip_invisible
 from toolsets.toolset import Toolset
 from toolsets.validation import normalize_email, normalize_phone
 
@@ -97,9 +98,12 @@ async def search_users(
     """Find users by phone number or email, by (part of) their username or name, or list a group's members.
     Group members are listed only for groups you belong to."""
     users = services_of(ctx).users
-    text = query.strip()
-    if not text:
-        raise ToolInputError("query must not be blank.")
+    text = strip_invisible(query)  # NUL and other control characters are never part of a query
+    if not any(char.isalnum() for char in text):
+        raise ToolInputError(
+            "query must contain letters or digits: a name or username (e.g. 'minji' or '김민지'), "
+            "a phone number or email (by=contact), or a group name (by=group)."
+        )
     if by == "contact":
         if normalize_email(text) is None and normalize_phone(text, users.country) is None:
             raise ToolInputError(f"by=contact needs a phone number or an email address; got {query!r}.")
@@ -108,7 +112,7 @@ async def search_users(
         found = await users.find_by_username(text, MAX_SEARCH_RESULTS)
     else:
         me = await users.get(ctx.caller.user_id)
-        if me is None or text.lower() not in {group.lower() for group in me.groups}:
+        if me is None or canonical_key(text) not in {canonical_key(group) for group in me.groups}:
             raise ToolError(
                 f"You are not a member of a group named {text!r}; you can list only your own groups' members.",
                 code="forbidden",

@@ -8,6 +8,11 @@ folder, and symlinked directories are not descended (no cycles, no escape).
 
 A Notion export names pages `Title <32 hex id>.md` (folders likewise): the id is kept as
 `page_id` and stripped from the displayed title.
+
+Search terms come from the shared analyzer (`toolsets.text`): the FTS table holds each chunk's
+term strings (split on spaces only), the chunk table its text (for snippets). Each chunk records
+the analyzer id it was analyzed with; after an analyzer change, the next refresh re-analyzes the
+stored text in batches (no file is re-read) and reports progress like indexing does.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from pydantic import BaseModel, Field
 
 from toolsets.errors import ToolInputError
 from toolsets.store.db import Database
+from toolsets.text import Analyzer, analyzer, match_any
+from toolsets.text.snippet import snippet
 
 logger = logging.getLogger("truloop.knowledge")
 
@@ -37,8 +44,8 @@ SUFFIXES = (".md", ".markdown", ".txt")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 MAX_CHUNK_CHARS = 1200
 MAX_FILE_BYTES = 8 * 1024 * 1024
-MAX_QUERY_TERMS = 32
 BATCH_FILES = 64
+BATCH_CHUNKS = 1000  # chunks re-analyzed per transaction after an analyzer change
 DEBOUNCE_SECONDS = 2.0
 # bm25() weights per FTS column: a hit in the page title or heading path outranks one in the body.
 RANK = "bm25(4.0, 2.0, 1.0)"
@@ -65,14 +72,24 @@ MIGRATIONS = [
     CREATE VIRTUAL TABLE knowledge_fts USING fts5(
         title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
     );
+    """,
+    # 2: the app's analyzer computes the terms; FTS5 only splits them on spaces. Old chunks kept no text,
+    # so the files are read again on the next refresh (which reports progress).
     """
+    DROP TABLE knowledge_fts;
+    DELETE FROM knowledge_chunks;
+    DELETE FROM knowledge_files;
+    ALTER TABLE knowledge_chunks ADD COLUMN body TEXT NOT NULL DEFAULT '';
+    ALTER TABLE knowledge_chunks ADD COLUMN analyzer TEXT NOT NULL DEFAULT '';
+    CREATE INDEX knowledge_chunks_by_analyzer ON knowledge_chunks(analyzer);
+    CREATE VIRTUAL TABLE knowledge_fts USING fts5(title, heading, body, tokenize = 'ascii');
+    """,
 ]
 
 _NOTION_ID = re.compile(r"^(?P<name>.*\S)\s+(?P<id>[0-9a-fA-F]{32})$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-_TERM = re.compile(r"\w+")
 
 
 class KnowledgeHit(BaseModel):
@@ -92,6 +109,7 @@ class IndexStats:
     files_unchanged: int = 0
     files_removed: int = 0
     chunks_written: int = 0
+    chunks_reanalyzed: int = 0  # stored chunks given the current analyzer's terms
     seconds: float = 0.0
 
 
@@ -116,37 +134,42 @@ class _Prepared:
     title: str = ""
     page_id: str | None = None
     chunks: list[Chunk] = field(default_factory=list)
+    terms: list[tuple[str, str, str]] = field(default_factory=list)  # (title, heading, body) terms per chunk
     content_changed: bool = True
 
 
 class KnowledgeIndex:
-    def __init__(self, db: Database, docs_dir: Path, *, debounce: float = DEBOUNCE_SECONDS) -> None:
+    def __init__(
+        self, db: Database, docs_dir: Path, *, debounce: float = DEBOUNCE_SECONDS, text: Analyzer | None = None
+    ) -> None:
         self.db = db
         self.docs_dir = Path(docs_dir)
         self.debounce = debounce
+        self.analyzer = text or analyzer()
         self._last_scan: float | None = None
         self._lock: anyio.Lock | None = None
 
     async def search(self, query: str, limit: int = 5, *, progress: Progress | None = None) -> list[KnowledgeHit]:
         """The best chunks for `query`, after bringing the index up to date (debounced)."""
-        match = fts_query(query)
+        terms = query_terms(query, self.analyzer)
         await self.ensure_fresh(progress)
+        match = match_any(terms)
+        text = self.analyzer
 
-        def run(conn: sqlite3.Connection) -> list[sqlite3.Row]:
-            return conn.execute(_SEARCH_SQL, (match, limit)).fetchall()
+        def run(conn: sqlite3.Connection) -> list[KnowledgeHit]:
+            return [
+                KnowledgeHit(
+                    title=row["title"],
+                    heading=row["heading"],
+                    snippet=snippet(row["body"], terms, text),
+                    source=row["path"],
+                    page_id=row["page_id"],
+                    score=-row["rank"],
+                )
+                for row in conn.execute(_SEARCH_SQL, (match, limit))
+            ]
 
-        rows = await self.db.read(run)
-        return [
-            KnowledgeHit(
-                title=row["title"],
-                heading=row["heading"],
-                snippet=row["snippet"],
-                source=row["path"],
-                page_id=row["page_id"],
-                score=-row["rank"],
-            )
-            for row in rows
-        ]
+        return await self.db.read(run)
 
     async def document_count(self) -> int:
         await self.db.ensure_schema("knowledge", MIGRATIONS)
@@ -185,6 +208,7 @@ class KnowledgeIndex:
             stored = {}
 
         stats = IndexStats(files_seen=len(scanned))
+        stats.chunks_reanalyzed = await self._reanalyze(progress)
         removed = [path for path in stored if path not in scanned]
         candidates = [path for path, stat in scanned.items() if path not in stored or stored[path][:2] != stat]
         stats.files_unchanged = len(scanned) - len(candidates)
@@ -198,8 +222,10 @@ class KnowledgeIndex:
         for start in range(0, total, BATCH_FILES):
             batch = candidates[start : start + BATCH_FILES]
             known = {path: stored[path][2] for path in batch if path in stored}
-            prepared, vanished = await anyio.to_thread.run_sync(_prepare_batch, root, batch, known)
-            await self.db.write(lambda conn, p=prepared, v=vanished: _store_batch(conn, p, v))
+            prepared, vanished = await anyio.to_thread.run_sync(_prepare_batch, root, batch, known, self.analyzer)
+            await self.db.write(
+                lambda conn, p=prepared, v=vanished, version=self.analyzer.id: _store_batch(conn, p, v, version)
+            )
             for item in prepared:
                 if item.content_changed:
                     stats.files_indexed += 1
@@ -212,9 +238,42 @@ class KnowledgeIndex:
 
         self._last_scan = started
         stats.seconds = time.monotonic() - started
-        if candidates or removed:
+        if candidates or removed or stats.chunks_reanalyzed:
             logger.info("knowledge index refreshed: %s", stats)
         return stats
+
+    async def _reanalyze(self, progress: Progress | None) -> int:
+        """Give stored chunks analyzed by another analyzer version the current terms, in batches."""
+        version = self.analyzer.id
+        stale = await self.db.read(lambda conn: _stale_chunks(conn, version))
+        if stale is None:
+            return 0
+        if not stale:
+            await self.db.write(lambda conn: _set_meta(conn, "analyzer", version))
+            return 0
+        logger.info("knowledge index: re-analyzing %d section(s) for analyzer %s", stale, version)
+        await _report(progress, 0, stale, f"Updating the search index of {stale} section(s) for a new text analyzer")
+        done = 0
+        while True:
+            rows = await self.db.read(
+                lambda conn: conn.execute(
+                    "SELECT c.id, f.title, c.heading, c.body FROM knowledge_chunks c "
+                    "JOIN knowledge_files f ON f.path = c.path WHERE c.analyzer != ? LIMIT ?",
+                    (version, BATCH_CHUNKS),
+                ).fetchall()
+            )
+            if not rows:
+                break
+            terms = await anyio.to_thread.run_sync(
+                lambda rows=rows, text=self.analyzer: [
+                    (row[0], *chunk_terms(text, row[1], row[2], row[3])) for row in rows
+                ]
+            )
+            await self.db.write(lambda conn, terms=terms: _store_terms(conn, terms, version))
+            done += len(rows)
+            await _report(progress, min(done, stale), stale, f"Updated {min(done, stale)} of {stale} section(s)")
+        await self.db.write(lambda conn: _set_meta(conn, "analyzer", version))
+        return done
 
 
 async def _report(progress: Progress | None, done: int, total: int, message: str) -> None:
@@ -228,13 +287,13 @@ async def _report(progress: Progress | None, done: int, total: int, message: str
 
 _SEARCH_SQL = f"""
     WITH best AS (
-        SELECT rowid, rank, snippet(knowledge_fts, 2, '**', '**', '…', 24) AS snippet
+        SELECT rowid, rank
         FROM knowledge_fts
         WHERE knowledge_fts MATCH ? AND rank MATCH '{RANK}'
         ORDER BY rank
         LIMIT ?
     )
-    SELECT f.title, c.heading, best.snippet, c.path, f.page_id, best.rank
+    SELECT f.title, c.heading, c.body, c.path, f.page_id, best.rank
     FROM best
     JOIN knowledge_chunks c ON c.id = best.rowid
     JOIN knowledge_files f ON f.path = c.path
@@ -242,14 +301,24 @@ _SEARCH_SQL = f"""
 """
 
 
-def fts_query(text: str) -> str:
-    """User text as a safe FTS5 MATCH expression: each word quoted, any word may match (BM25 ranks)."""
-    terms = list(dict.fromkeys(term.lower() for term in _TERM.findall(text)))[:MAX_QUERY_TERMS]
+def query_terms(text: str, analyzer: Analyzer) -> list[str]:
+    """The query's search terms; a query with no word or number in it is a validation error."""
+    terms = analyzer.query_terms(text)
     if not terms:
         raise ToolInputError(
             "query must contain at least one word or number to search for, e.g. 'laptop setup' or 'expense policy'."
         )
-    return " OR ".join(f'"{term}"' for term in terms)
+    return terms
+
+
+def fts_query(text: str, text_analyzer: Analyzer | None = None) -> str:
+    """User text as a safe FTS5 MATCH expression: each term quoted, any term may match (BM25 ranks)."""
+    return match_any(query_terms(text, text_analyzer or analyzer()))
+
+
+def chunk_terms(text_analyzer: Analyzer, title: str, heading: str, body: str) -> tuple[str, str, str]:
+    """The term strings indexed for one chunk: its document title, heading path and body."""
+    return text_analyzer.term_string(title), text_analyzer.term_string(heading), text_analyzer.term_string(body)
 
 
 # -- folder scan (worker thread) ------------------------------------------------------------
@@ -305,8 +374,10 @@ def _scan(root: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
-def _prepare_batch(root: Path, paths: list[str], known_digests: dict[str, str]) -> tuple[list[_Prepared], list[str]]:
-    """Read, hash and chunk files; returns (prepared, vanished paths)."""
+def _prepare_batch(
+    root: Path, paths: list[str], known_digests: dict[str, str], text_analyzer: Analyzer
+) -> tuple[list[_Prepared], list[str]]:
+    """Read, hash, chunk and analyze files; returns (prepared, vanished paths)."""
     prepared: list[_Prepared] = []
     vanished: list[str] = []
     root_text = str(root)
@@ -329,6 +400,11 @@ def _prepare_batch(root: Path, paths: list[str], known_digests: dict[str, str]) 
         else:
             text = data[:MAX_FILE_BYTES].decode("utf-8-sig", errors="replace")
             item.title, item.page_id, item.chunks = parse_document(relative, text)
+            title_terms = text_analyzer.term_string(item.title)
+            item.terms = [
+                (title_terms, text_analyzer.term_string(chunk.heading), text_analyzer.term_string(chunk.body))
+                for chunk in item.chunks
+            ]
         prepared.append(item)
     return prepared, vanished
 
@@ -343,6 +419,21 @@ def _stored_state(conn: sqlite3.Connection, root: str) -> dict[str, tuple[int, i
         return None
     rows = conn.execute("SELECT path, mtime_ns, size, digest FROM knowledge_files")
     return {path: (mtime_ns, size, digest) for path, mtime_ns, size, digest in rows}
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO knowledge_meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def _stale_chunks(conn: sqlite3.Connection, version: str) -> int | None:
+    """None when every chunk is known to carry `version`'s terms, else how many do not."""
+    row = conn.execute("SELECT value FROM knowledge_meta WHERE key = 'analyzer'").fetchone()
+    if row is not None and row[0] == version:
+        return None
+    return int(conn.execute("SELECT count(*) FROM knowledge_chunks WHERE analyzer != ?", (version,)).fetchone()[0])
 
 
 def _reset(conn: sqlite3.Connection, root: str) -> None:
@@ -365,7 +456,17 @@ def _delete_files(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
         conn.execute("DELETE FROM knowledge_files WHERE path = ?", (path,))
 
 
-def _store_batch(conn: sqlite3.Connection, prepared: list[_Prepared], vanished: list[str]) -> None:
+def _store_terms(conn: sqlite3.Connection, terms: list[tuple[int, str, str, str]], version: str) -> None:
+    for chunk_id, title, heading, body in terms:
+        conn.execute("DELETE FROM knowledge_fts WHERE rowid = ?", (chunk_id,))
+        conn.execute(
+            "INSERT INTO knowledge_fts(rowid, title, heading, body) VALUES(?, ?, ?, ?)",
+            (chunk_id, title, heading, body),
+        )
+        conn.execute("UPDATE knowledge_chunks SET analyzer = ? WHERE id = ?", (version, chunk_id))
+
+
+def _store_batch(conn: sqlite3.Connection, prepared: list[_Prepared], vanished: list[str], version: str) -> None:
     _delete_files(conn, vanished)
     for item in prepared:
         if not item.content_changed:
@@ -380,14 +481,14 @@ def _store_batch(conn: sqlite3.Connection, prepared: list[_Prepared], vanished: 
             "VALUES(?, ?, ?, ?, ?, ?, ?)",
             (item.path, item.mtime_ns, item.size, item.digest, item.title, item.page_id, len(item.chunks)),
         )
-        for ordinal, chunk in enumerate(item.chunks):
+        for ordinal, (chunk, (title, heading, body)) in enumerate(zip(item.chunks, item.terms, strict=True)):
             cursor = conn.execute(
-                "INSERT INTO knowledge_chunks(path, ordinal, heading) VALUES(?, ?, ?)",
-                (item.path, ordinal, chunk.heading),
+                "INSERT INTO knowledge_chunks(path, ordinal, heading, body, analyzer) VALUES(?, ?, ?, ?, ?)",
+                (item.path, ordinal, chunk.heading, chunk.body, version),
             )
             conn.execute(
                 "INSERT INTO knowledge_fts(rowid, title, heading, body) VALUES(?, ?, ?, ?)",
-                (cursor.lastrowid, item.title, chunk.heading, chunk.body),
+                (cursor.lastrowid, title, heading, body),
             )
 
 

@@ -2,30 +2,37 @@
 
 Every read and write is scoped to one user id; asking about another user's memory id looks
 exactly like asking about an id that never existed.
+
+Search terms come from the shared analyzer (`toolsets.text`) and are stored beside the text (the
+same term strings a server database would keep). The FTS5 index (split on spaces only) holds them
+scoped to their owner: each term is prefixed with a key derived from the user id, so a search reads
+only the caller's postings and BM25 (including its document counts) runs over the caller's
+memories alone: the cost follows one user's memories, not the whole store. Rows analyzed by an older
+analyzer are re-analyzed on first use, in batches.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
-import re
+import logging
 import sqlite3
-import unicodedata
+import time
 import uuid
 from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
 from toolsets.store.db import Database
+from toolsets.text import Analyzer, analyzer, match_any
 
 if TYPE_CHECKING:
     from toolsets.services import Services
 
-MAX_QUERY_TERMS = 32  # bounds the cost of one MATCH; longer queries add little to ranking
+logger = logging.getLogger("truloop.memory")
 
-# Letters and digits, as FTS5's unicode61 tokenizer keeps them; everything else (quotes, parentheses,
-# `*`, `:` ...) only separates terms, so nothing the user types reaches MATCH as syntax.
-_TERM = re.compile(r"[^\W_]+")
+REANALYZE_BATCH = 2000
 
 
 class MemoryRecord(BaseModel):
@@ -55,19 +62,40 @@ class MemoryBackend(Protocol):
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct words of a free-text query, in order, lower-cased; punctuation is dropped."""
-    seen: dict[str, None] = {}
-    for term in _TERM.findall(unicodedata.normalize("NFC", text).lower()):
-        seen.setdefault(term, None)
-    return list(seen)[:MAX_QUERY_TERMS]
+    """The distinct search terms of a free-text query, in order; punctuation and FTS syntax are dropped
+    (terms hold only letters and digits, so nothing the user types reaches MATCH as syntax)."""
+    return analyzer().query_terms(text)
 
 
 def fts_match_expression(text: str) -> str | None:
-    """A MATCH expression that any user text is safe in: each word quoted, any word may match."""
+    """A MATCH expression that any user text is safe in: each term quoted, any term may match."""
     terms = query_terms(text)
     if not terms:
         return None
-    return " OR ".join(f'"{term}"' for term in terms)
+    return match_any(terms)
+
+
+def owner_key(user_id: str) -> str:
+    """The prefix of a user's terms in the FTS index (letters and digits only, fixed length). Two users
+    sharing one (a hash collision) would only share statistics: results are always filtered by user id."""
+    return "u" + hashlib.blake2b(user_id.encode(), digest_size=6).hexdigest()
+
+
+def _scoped(key: str, terms: str) -> str:
+    return " ".join(key + term for term in terms.split())
+
+
+def _index(conn: sqlite3.Connection, seq: int, user_id: str, content_terms: str, tags_terms: str) -> None:
+    key = owner_key(user_id)
+    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+    conn.execute(
+        "INSERT INTO memories_fts(rowid, content, tags) VALUES (?, ?, ?)",
+        (seq, _scoped(key, content_terms), _scoped(key, tags_terms)),
+    )
+
+
+def _terms(text: Analyzer, content: str, tags: list[str]) -> tuple[str, str]:
+    return text.term_string(content), text.term_string(" ".join(tags))
 
 
 def now_iso() -> str:
@@ -98,19 +126,64 @@ MIGRATIONS = [
         INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.seq, old.content, old.tags);
         INSERT INTO memories_fts(rowid, content, tags) VALUES (new.seq, new.content, new.tags);
     END;
+    """,
+    # 2: terms from the app's analyzer, kept in the row; the FTS table (split on spaces only) indexes
+    # them scoped to their owner and is written by the store (insert_memory / re-analysis). Existing
+    # rows get their terms on first use (analyzer '' is stale).
     """
+    DROP TRIGGER memories_fts_insert;
+    DROP TRIGGER memories_fts_delete;
+    DROP TRIGGER memories_fts_update;
+    DROP TABLE memories_fts;
+    ALTER TABLE memories ADD COLUMN content_terms TEXT NOT NULL DEFAULT '';
+    ALTER TABLE memories ADD COLUMN tags_terms TEXT NOT NULL DEFAULT '';
+    ALTER TABLE memories ADD COLUMN analyzer TEXT NOT NULL DEFAULT '';
+    CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE VIRTUAL TABLE memories_fts USING fts5(content, tags, tokenize = 'ascii');
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memories_fts WHERE rowid = old.seq;
+    END;
+    """,
 ]
 
 # Column weights for bm25(): a word in the text counts more than the same word in a tag.
 _CONTENT_WEIGHT, _TAGS_WEIGHT = 1.0, 0.5
 
 
-def insert_memory(conn: sqlite3.Connection, user_id: str, record: MemoryRecord) -> None:
-    """One memory row; the FTS triggers index it in the same transaction."""
-    conn.execute(
-        "INSERT INTO memories(id, user_id, content, tags, created_at) VALUES (?, ?, ?, ?, ?)",
-        (record.id, user_id, record.content, json.dumps(record.tags, ensure_ascii=False), record.created_at),
+def insert_memory(conn: sqlite3.Connection, user_id: str, record: MemoryRecord, text: Analyzer | None = None) -> None:
+    """One memory row with its terms, indexed in the same transaction."""
+    text = text or analyzer()
+    content_terms, tags_terms = _terms(text, record.content, record.tags)
+    cursor = conn.execute(
+        "INSERT INTO memories(id, user_id, content, tags, created_at, content_terms, tags_terms, analyzer) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.id,
+            user_id,
+            record.content,
+            json.dumps(record.tags, ensure_ascii=False),
+            record.created_at,
+            content_terms,
+            tags_terms,
+            text.id,
+        ),
     )
+    _index(conn, int(cursor.lastrowid or 0), user_id, content_terms, tags_terms)
+
+
+def _reanalyze_batch(conn: sqlite3.Connection, text: Analyzer, limit: int) -> int:
+    """Give up to `limit` rows analyzed by another analyzer the current terms; how many were updated."""
+    rows = conn.execute(
+        "SELECT seq, user_id, content, tags FROM memories WHERE analyzer != ? LIMIT ?", (text.id, limit)
+    ).fetchall()
+    for row in rows:
+        content_terms, tags_terms = _terms(text, row["content"], json.loads(row["tags"]))
+        conn.execute(
+            "UPDATE memories SET content_terms = ?, tags_terms = ?, analyzer = ? WHERE seq = ?",
+            (content_terms, tags_terms, text.id, row["seq"]),
+        )
+        _index(conn, row["seq"], row["user_id"], content_terms, tags_terms)
+    return len(rows)
 
 
 def _record(row: sqlite3.Row) -> MemoryRecord:
@@ -122,23 +195,53 @@ def _record(row: sqlite3.Row) -> MemoryRecord:
 class SqliteMemories:
     """Memories in the embedded store, ranked with FTS5's BM25."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, text: Analyzer | None = None) -> None:
         self.db = db
+        self.analyzer = text or analyzer()
+        self._current = False  # every row carries this analyzer's terms
 
     async def _ready(self) -> None:
         await self.db.ensure_schema("memory", MIGRATIONS)
+        if not self._current:
+            await self._reanalyze()
+            self._current = True
+
+    async def _reanalyze(self) -> None:
+        version = self.analyzer.id
+        row = await self.db.read(
+            lambda conn: conn.execute("SELECT value FROM memory_meta WHERE key = 'analyzer'").fetchone()
+        )
+        if row is not None and row[0] == version:
+            return
+        started, total = time.monotonic(), 0
+        while True:
+            done = await self.db.write(lambda conn: _reanalyze_batch(conn, self.analyzer, REANALYZE_BATCH))
+            total += done
+            if done < REANALYZE_BATCH:
+                break
+        await self.db.write(
+            lambda conn: conn.execute(
+                "INSERT INTO memory_meta(key, value) VALUES('analyzer', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (version,),
+            )
+        )
+        if total:
+            logger.info("re-analyzed %d memories for analyzer %s in %.2f s", total, version, time.monotonic() - started)
 
     async def save(self, user_id: str, content: str, tags: list[str]) -> MemoryRecord:
         await self._ready()
         record = MemoryRecord(id=f"mem_{uuid.uuid4().hex}", content=content, tags=list(tags), created_at=now_iso())
-        await self.db.write(lambda conn: insert_memory(conn, user_id, record))
+        await self.db.write(lambda conn: insert_memory(conn, user_id, record, self.analyzer))
         return record
 
     async def search(self, user_id: str, query: str, limit: int) -> list[MemoryHit]:
-        expression = fts_match_expression(query)
-        if expression is None:
+        terms = self.analyzer.query_terms(query)
+        if not terms:
             return []
         await self._ready()
+        key = owner_key(user_id)
+        expression = match_any(key + term for term in terms)  # only the caller's postings are read
 
         def run(conn: sqlite3.Connection) -> list[MemoryHit]:
             rows = conn.execute(

@@ -1,4 +1,9 @@
-"""The user directory: ids, usernames, display names, contacts, groups and roles."""
+"""The user directory: ids, usernames, display names, contacts, groups and roles.
+
+Group names are compared in one canonical form (`canonical_key`: NFKC + casefold), stored beside
+the name as given, so the permission check and the lookup can never disagree. Names are searchable
+through the shared analyzer (`toolsets.text`) plus Latin spellings of Korean names.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from toolsets.store.db import Database
+from toolsets.text import analyzer, canonical_key, strip_invisible
+from toolsets.text.romanize import name_spellings
 from toolsets.validation import normalize_email, normalize_phone
 
 MIGRATIONS = [
@@ -32,8 +39,65 @@ MIGRATIONS = [
         PRIMARY KEY (user_id, group_name)
     );
     CREATE INDEX user_groups_group ON user_groups(group_name);
-    """
+    """,
 ]
+
+
+def _migrate_canonical_groups_and_name_index(conn: sqlite3.Connection) -> None:
+    """2: group names keyed by their canonical form (existing rows converted; two spellings of one
+    name for the same user become one row), and a name index built from the app's analyzer terms."""
+    conn.execute(
+        "CREATE TABLE user_groups_v2 (user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, "
+        "group_name TEXT NOT NULL, group_key TEXT NOT NULL, PRIMARY KEY (user_id, group_key))"
+    )
+    rows = conn.execute("SELECT user_id, group_name FROM user_groups ORDER BY user_id, group_name").fetchall()
+    conn.executemany(
+        "INSERT OR IGNORE INTO user_groups_v2(user_id, group_name, group_key) VALUES(?, ?, ?)",
+        [(user_id, name, canonical_key(name)) for user_id, name in rows if canonical_key(name)],
+    )
+    conn.execute("DROP TABLE user_groups")
+    conn.execute("ALTER TABLE user_groups_v2 RENAME TO user_groups")
+    conn.execute("CREATE INDEX user_groups_by_key ON user_groups(group_key)")
+    for statement in (
+        "CREATE TABLE user_terms (seq INTEGER PRIMARY KEY, "
+        "user_id TEXT NOT NULL UNIQUE REFERENCES users(id) ON DELETE CASCADE, "
+        "terms TEXT NOT NULL, analyzer TEXT NOT NULL)",
+        "CREATE VIRTUAL TABLE users_fts USING fts5(terms, content='user_terms', content_rowid='seq', tokenize='ascii')",
+        "CREATE TRIGGER user_terms_insert AFTER INSERT ON user_terms BEGIN "
+        "INSERT INTO users_fts(rowid, terms) VALUES (new.seq, new.terms); END",
+        "CREATE TRIGGER user_terms_delete AFTER DELETE ON user_terms BEGIN "
+        "INSERT INTO users_fts(users_fts, rowid, terms) VALUES ('delete', old.seq, old.terms); END",
+        "CREATE TRIGGER user_terms_update AFTER UPDATE ON user_terms BEGIN "
+        "INSERT INTO users_fts(users_fts, rowid, terms) VALUES ('delete', old.seq, old.terms); "
+        "INSERT INTO users_fts(rowid, terms) VALUES (new.seq, new.terms); END",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS.append(_migrate_canonical_groups_and_name_index)
+
+
+def name_terms(username: str | None, display_name: str | None) -> str:
+    """What a user is found by: the analyzer's terms of their username and name, and Latin spellings
+    of a Korean name."""
+    text = analyzer()
+    parts = [text.term_string(username or ""), text.term_string(display_name or "")]
+    parts.extend(text.term_string(spelling) for spelling in name_spellings(display_name or ""))
+    return " ".join(part for part in parts if part)
+
+
+def _index_names(conn: sqlite3.Connection, user_ids: Iterable[str]) -> None:
+    version = analyzer().id
+    for user_id in user_ids:
+        row = conn.execute("SELECT username, display_name FROM users WHERE id = ?", (user_id,)).fetchone()
+        if row is None:
+            continue
+        conn.execute(
+            "INSERT INTO user_terms(user_id, terms, analyzer) VALUES(?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET "
+            "terms = excluded.terms, analyzer = excluded.analyzer",
+            (user_id, name_terms(row["username"], row["display_name"]), version),
+        )
+
 
 Role = Literal["member", "guest"]
 
@@ -56,11 +120,17 @@ class UserRecord(BaseModel):
     @field_validator("groups", mode="before")
     @classmethod
     def _groups(cls, value: Any) -> list[str]:
+        """Group names as given, one per canonical form (`Team` and `TEAM` are one group)."""
         if value is None or value == "":
             return []
         if isinstance(value, str):
             value = value.split(";")
-        return sorted({str(group).strip() for group in value if str(group).strip()})
+        names: dict[str, str] = {}
+        for group in value:
+            name = strip_invisible(str(group))
+            if name:
+                names.setdefault(canonical_key(name), name)
+        return sorted(names.values())
 
 
 def _now() -> str:
@@ -71,9 +141,13 @@ class UserStore:
     def __init__(self, db: Database, *, default_country_code: str = "82") -> None:
         self.db = db
         self.country = default_country_code
+        self._names_current = False
 
     async def _ready(self) -> None:
         await self.db.ensure_schema("users", MIGRATIONS)
+        if not self._names_current:  # users entered before the name index, or under another analyzer
+            await self.db.write(_reindex_names)
+            self._names_current = True
 
     def _clean(self, user: UserRecord) -> UserRecord:
         phone = normalize_phone(user.phone, self.country) if user.phone else None
@@ -102,7 +176,8 @@ class UserStore:
         )
         conn.execute("DELETE FROM user_groups WHERE user_id = ?", (user.id,))
         conn.executemany(
-            "INSERT INTO user_groups(user_id, group_name) VALUES(?, ?)", [(user.id, g) for g in user.groups]
+            "INSERT INTO user_groups(user_id, group_name, group_key) VALUES(?, ?, ?)",
+            [(user.id, g, canonical_key(g)) for g in user.groups],
         )
 
     def _importer(self, users: Iterable[UserRecord]) -> Callable[[sqlite3.Connection], int]:
@@ -111,6 +186,7 @@ class UserStore:
         def apply(conn: sqlite3.Connection) -> int:
             for user in cleaned:
                 self._upsert(conn, user, keep_existing=False)
+            _index_names(conn, [user.id for user in cleaned])
             return len(cleaned)
 
         return apply
@@ -123,6 +199,7 @@ class UserStore:
     def import_users_sync(self, users: Iterable[UserRecord]) -> int:
         """The same, for the command line (no event loop)."""
         self.db.ensure_schema_sync("users", MIGRATIONS)
+        self.db.write_sync(_reindex_names)
         return self.db.write_sync(self._importer(users))
 
     async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
@@ -144,6 +221,7 @@ class UserStore:
                 self._upsert(conn, user, keep_existing=True)
             except sqlite3.IntegrityError:  # the username belongs to someone else: keep the id only
                 self._upsert(conn, user.model_copy(update={"username": None}), keep_existing=True)
+            _index_names(conn, [user.id])
 
         await self.db.write(apply)
 
@@ -173,25 +251,53 @@ class UserStore:
         return list((await self.db.read(lambda conn: _load(conn, where, args))).values())
 
     async def find_by_username(self, text: str, limit: int) -> list[UserRecord]:
+        """Users whose username or name contains `text`, or whose name has every word of it (`민지` and
+        `Minji Kim` both find `김민지`): the exact username first, then by relevance."""
         await self._ready()
-        needle = text.strip().lstrip("@")
+        needle = strip_invisible(text).lstrip("@")
+        if not any(char.isalnum() for char in needle):  # nothing to look for: never "everyone"
+            return []
         escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        where = (
-            "username LIKE ? ESCAPE '\\' OR display_name LIKE ? ESCAPE '\\' "
-            f"ORDER BY (username = ? COLLATE NOCASE) DESC, username LIMIT {int(limit)}"
-        )
-        args = (f"%{escaped}%", f"%{escaped}%", needle)
-        return list((await self.db.read(lambda conn: _load(conn, where, args))).values())
+        terms = analyzer().query_terms(needle)
+        match = " AND ".join(f'"{term}"' for term in terms)
+
+        def run(conn: sqlite3.Connection) -> list[UserRecord]:
+            ids: dict[str, None] = {}
+            exact = conn.execute("SELECT id FROM users WHERE username = ? COLLATE NOCASE", (needle,)).fetchone()
+            if exact is not None:
+                ids[exact[0]] = None
+            if match:
+                for row in conn.execute(
+                    "SELECT t.user_id FROM users_fts JOIN user_terms t ON t.seq = users_fts.rowid "
+                    "WHERE users_fts MATCH ? ORDER BY rank LIMIT ?",
+                    (match, limit),
+                ):
+                    ids.setdefault(row[0], None)
+            for row in conn.execute(
+                "SELECT id FROM users WHERE username LIKE ? ESCAPE '\\' OR display_name LIKE ? ESCAPE '\\' "
+                "ORDER BY username LIMIT ?",
+                (f"%{escaped}%", f"%{escaped}%", limit),
+            ):
+                ids.setdefault(row[0], None)
+            chosen = list(ids)[:limit]
+            found = _load(conn, f"id IN ({','.join('?' * len(chosen))})", chosen) if chosen else {}
+            return [found[user_id] for user_id in chosen if user_id in found]
+
+        return await self.db.read(run)
 
     async def group_members(self, group: str) -> list[UserRecord]:
+        """Members of the group whose canonical name is `group`'s."""
         await self._ready()
-        where = "id IN (SELECT user_id FROM user_groups WHERE group_name = ?) ORDER BY username"
-        return list((await self.db.read(lambda conn: _load(conn, where, (group.strip(),)))).values())
+        key = canonical_key(group)
+        if not key:
+            return []
+        where = "id IN (SELECT user_id FROM user_groups WHERE group_key = ?) ORDER BY username"
+        return list((await self.db.read(lambda conn: _load(conn, where, (key,)))).values())
 
     async def resolve(self, identifier: str) -> list[UserRecord]:
         """Users an identifier may name: an id, a username (with or without @), an email or a phone."""
         await self._ready()
-        text = identifier.strip()
+        text = strip_invisible(identifier)
         if not text:
             return []
         by_id = await self.get(text)
@@ -206,6 +312,20 @@ class UserStore:
         if normalize_phone(text, self.country):
             return await self.find_by_contact(text)
         return []
+
+
+def _reindex_names(conn: sqlite3.Connection) -> int:
+    """Index the names of users not yet indexed with the current analyzer; how many were."""
+    stale = [
+        row[0]
+        for row in conn.execute(
+            "SELECT u.id FROM users u LEFT JOIN user_terms t ON t.user_id = u.id "
+            "WHERE t.user_id IS NULL OR t.analyzer != ?",
+            (analyzer().id,),
+        )
+    ]
+    _index_names(conn, stale)
+    return len(stale)
 
 
 def _text(value: Any) -> str | None:

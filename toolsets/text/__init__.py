@@ -1,0 +1,6 @@
+"""Language-aware text handling for search: one analyzer (Korean + English + mixed), snippets, names."""
+
+from toolsets.text.analyzer import MAX_QUERY_TERMS, Analyzer, analyzer, match_any
+from toolsets.text.normalize import canonical_key, fold, strip_invisible
+
+__all__ = ["MAX_QUERY_TERMS", "Analyzer", "analyzer", "canonical_key", "fold", "match_any", "strip_invisible"]

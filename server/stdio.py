@@ -176,6 +176,14 @@ class CheckedLines:
             text = line.decode("utf-8")
             data = safe_json.loads(text)
         except (UnicodeDecodeError, safe_json.JsonDecodeError):
+            request_id = _id_of_unicode_invalid(line)
+            if request_id is not None:  # grammatical JSON holding a lone surrogate escape such as "\ud800"
+                return None, _error(
+                    request_id,
+                    types.INVALID_REQUEST,
+                    "Invalid Request: strings must be valid Unicode (a lone "
+                    "surrogate escape such as \\ud800 cannot be read)",
+                )
             logger.info("stdin: a line that is not UTF-8 JSON was answered with a parse error")
             return None, _error(
                 None,
@@ -203,6 +211,27 @@ class CheckedLines:
             self._in_flight.add(message.id)
             self._answered = anyio.Event()
         return text, None
+
+
+def _id_of_unicode_invalid(line: bytes) -> str | int | None:
+    """The id of a line that is JSON by RFC 8259's grammar but not valid Unicode, so that its sender gets
+    an answer it can match; None for anything else (not JSON, too deep, NaN...)."""
+    import json
+
+    def no_constants(name: str) -> Any:
+        raise ValueError(name)
+
+    try:
+        data = json.loads(line.decode("utf-8"), parse_constant=no_constants)
+    except (ValueError, RecursionError):
+        return None
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if isinstance(request_id, str):
+        try:
+            request_id.encode("utf-8")
+        except UnicodeEncodeError:  # the id itself cannot be echoed
+            return None
+    return request_id if _valid_id(request_id) else None
 
 
 def _valid_id(value: Any) -> bool:

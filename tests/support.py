@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -80,10 +81,18 @@ def child_env(**extra: str) -> dict[str, str]:
 
 @contextlib.contextmanager
 def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout: float = 20.0) -> Iterator[str]:
-    """Run `truloop-mcp --transport http` on a free loopback port; yields its base URL."""
+    """Run `truloop-mcp --transport http` on a free loopback port; yields its base URL.
+
+    Without `--data-dir` the server gets a temporary one: a test never writes into the user's real store.
+    """
+    env = dict(env or child_env())
+    scratch = None
+    if "--data-dir" not in args and not env.get("TRULOOP_DATA_DIR"):
+        scratch = tempfile.TemporaryDirectory(prefix="truloop-test-")
+        args = (*args, "--data-dir", scratch.name)
     port = free_port()
     cmd = [TRULOOP, "--transport", "http", "--host", "127.0.0.1", "--port", str(port), *args]
-    proc = subprocess.Popen(cmd, env=dict(env or child_env()), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -106,6 +115,8 @@ def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if scratch is not None:
+            scratch.cleanup()
 
 
 @contextlib.asynccontextmanager

@@ -7,11 +7,14 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.support import TRULOOP, child_env, free_port
+
+A_FILE = str(Path(__file__).resolve())
 
 
 def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -31,6 +34,16 @@ def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         (["--transport", "http", "--host", "0.0.0.0"], {}, "TRULOOP_JWT_SECRET"),
         ([], {"TRULOOP_JWT_SECRET": "short"}, "32 bytes"),
         ([], {"TRULOOP_STATE_KEYS": "short"}, "32 bytes"),
+        ([], {"TRULOOP_JWT_SECRET": "a" * 40}, "too easy to guess"),
+        (["--redis-url", "localhost:6379"], {}, "--redis-url / REDIS_URL: must be a URL such as redis://"),
+        ([], {"REDIS_URL": "localhost:6379"}, "redis://127.0.0.1:6379/0"),
+        (["--data-dir", A_FILE], {}, f"--data-dir / TRULOOP_DATA_DIR: '{A_FILE}' is a file"),
+        (["--data-dir", f"{A_FILE}/sub"], {}, "is a file, not a folder"),
+        (["--docs", A_FILE], {}, "--docs / TRULOOP_DOCS_DIR"),
+        ([], {"TRULOOP_DEFERRED_TIMEOUT": "soon"}, "TRULOOP_DEFERRED_TIMEOUT: must be a number"),
+        ([], {"TRULOOP_MAX_SESSIONS_PER_USER": "many"}, "TRULOOP_MAX_SESSIONS_PER_USER"),
+        (["--max-sessions-per-user", "0"], {}, "--max-sessions-per-user"),
+        (["--max-line-bytes", "10"], {}, "--max-line-bytes"),
     ],
 )
 def test_bad_input_exits_non_zero_with_one_line(args: list[str], env: dict[str, str], needle: str) -> None:

@@ -70,11 +70,14 @@ def test_deep_nesting_and_invalid_utf8_are_parse_errors_and_serving_goes_on(tmp_
             b'{"a":' * 100_000,
             b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"\xff\xfe"}}',
             b"\xc3\x28",
+            b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',  # JSON by grammar, not Unicode; id unusable
+            b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"x":"\\udc00"}}',  # the id can be answered
             call(1),
         ),
     )
     errors = [r for r in replies if r.get("id") is None]
-    assert [e["error"]["code"] for e in errors] == [-32700] * 4
+    assert [e["error"]["code"] for e in errors] == [-32700] * 5
+    assert by_id(replies)["6"][0]["error"]["code"] == -32600
     assert by_id(replies)["1"][0]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
 
 

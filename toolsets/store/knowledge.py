@@ -22,6 +22,7 @@ import logging
 import os
 import re
 import sqlite3
+import stat
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -374,6 +375,26 @@ def _scan(root: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
+def _read_regular_file(path: str, limit: int) -> tuple[os.stat_result, bytes] | None:
+    """Read at most `limit` bytes of `path` if the file *opened* is a regular file, else None.
+
+    O_NONBLOCK: a FIFO (or a device) swapped in after the scan would block `open()` forever and hold a
+    worker thread; it opens at once and is then refused by the check on the opened descriptor.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            logger.warning("knowledge index: skipping %s (not a regular file)", path)
+            return None
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            return info, handle.read(limit)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def _prepare_batch(
     root: Path, paths: list[str], known_digests: dict[str, str], text_analyzer: Analyzer
 ) -> tuple[list[_Prepared], list[str]]:
@@ -387,12 +408,13 @@ def _prepare_batch(
             vanished.append(relative)
             continue
         try:
-            with open(target, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                data = handle.read(MAX_FILE_BYTES + 1)
+            read = _read_regular_file(target, MAX_FILE_BYTES + 1)
         except OSError:
+            read = None
+        if read is None:
             vanished.append(relative)
             continue
+        info, data = read
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         item = _Prepared(relative, info.st_mtime_ns, info.st_size, digest)
         if known_digests.get(relative) == digest:

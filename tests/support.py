@@ -80,43 +80,50 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout: float = 20.0) -> Iterator[str]:
-    """Run `truloop-mcp --transport http` on a free loopback port; yields its base URL.
+def http_server_process(
+    *args: str, env: Mapping[str, str] | None = None, stderr_path: Path | None = None, timeout: float = 20.0
+) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """Run `truloop-mcp --transport http` on a free loopback port; yields (base URL, process, stderr file).
 
+    stderr goes to a file (a pipe nobody reads could fill and stall the server) that a test can check.
     Without `--data-dir` the server gets a temporary one: a test never writes into the user's real store.
     """
     env = dict(env or child_env())
-    scratch = None
-    if "--data-dir" not in args and not env.get("TRULOOP_DATA_DIR"):
-        scratch = tempfile.TemporaryDirectory(prefix="truloop-test-")
-        args = (*args, "--data-dir", scratch.name)
-    port = free_port()
-    cmd = [TRULOOP, "--transport", "http", "--host", "127.0.0.1", "--port", str(port), *args]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited early: {proc.stderr.read().decode() if proc.stderr else ''}")
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1.0).status_code in (200, 503):
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not become healthy in time")
-            time.sleep(0.05)
-        yield base
-    finally:
-        proc.terminate()
+    with tempfile.TemporaryDirectory(prefix="truloop-test-") as scratch:
+        if "--data-dir" not in args and not env.get("TRULOOP_DATA_DIR"):
+            args = (*args, "--data-dir", str(Path(scratch) / "data"))
+        log = stderr_path or Path(scratch) / "server.stderr"
+        port = free_port()
+        cmd = [TRULOOP, "--transport", "http", "--host", "127.0.0.1", "--port", str(port), *args]
+        with log.open("wb") as err:
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        base = f"http://127.0.0.1:{port}"
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if scratch is not None:
-            scratch.cleanup()
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"server exited early: {log.read_text(errors='replace')}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{base}/healthz", timeout=1.0).status_code in (200, 503):
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("server did not become healthy in time")
+                time.sleep(0.05)
+            yield base, proc, log
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextlib.contextmanager
+def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout: float = 20.0) -> Iterator[str]:
+    """Run `truloop-mcp --transport http` on a free loopback port; yields its base URL."""
+    with http_server_process(*args, env=env, timeout=timeout) as (base, _, _):
+        yield base
 
 
 @contextlib.asynccontextmanager

@@ -40,7 +40,7 @@ from tests.fuzz_inputs import (
     oversized_requests,
     stdio_cases,
 )
-from tests.support import SECRET, TRULOOP, child_env, free_port, token
+from tests.support import SECRET, TRULOOP, child_env, http_server_process, token
 
 pytestmark = pytest.mark.slow
 
@@ -298,41 +298,11 @@ def test_stdio_survives_fuzzed_lines(tmp_path: Path) -> None:
 def http_server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     """`truloop-mcp --transport http` as `tests.support.spawn_http_server` starts it, with stderr going to a file
     (a pipe nobody reads could fill with tracebacks and stall the server) that the test can check."""
-    port = free_port()
-    log = tmp_path / "server.stderr"
-    cmd = [
-        TRULOOP,
-        "--transport",
-        "http",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(tmp_path / "data"),
-    ]
-    with log.open("wb") as err:
-        proc = subprocess.Popen(cmd, env=child_env(TRULOOP_JWT_SECRET=SECRET), stdout=subprocess.DEVNULL, stderr=err)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited early: {log.read_text(errors='replace')}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not become healthy in time")
-            time.sleep(0.05)
-        yield base, proc, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with http_server_process(
+        "--data-dir", str(tmp_path / "data"),
+        env=child_env(TRULOOP_JWT_SECRET=SECRET), stderr_path=tmp_path / "server.stderr",
+    ) as running:  # fmt: skip
+        yield running
 
 
 def authorization(who: str) -> dict[str, str]:

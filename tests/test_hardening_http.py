@@ -5,7 +5,6 @@ their token, and a foreign Host on /sse."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from starlette.routing import Mount, Route
 
 from bridge.pending import PendingCall
 from server.http_app import build_http_app
-from tests.support import SECRET, TRULOOP, child_env, free_port, serve_in_process, settings, token
+from tests.support import SECRET, http_server_process, serve_in_process, settings, token
 
 pytestmark = pytest.mark.anyio
 
@@ -204,22 +203,7 @@ async def test_a_device_stream_closes_when_its_token_expires(shim: tuple[str, An
 
 
 def test_a_foreign_host_on_sse_is_refused_without_a_traceback(tmp_path: Path) -> None:
-    port = free_port()
-    cmd = [TRULOOP, "--transport", "http", "--port", str(port), "--data-dir", str(tmp_path), "--log-level", "DEBUG"]
-    proc = subprocess.Popen(cmd, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.05)
-            assert time.monotonic() < deadline, "server did not start"
+    with http_server_process("--log-level", "DEBUG", stderr_path=tmp_path / "stderr") as (base, _, log):
         refused = httpx.get(f"{base}/sse", headers={"Host": "evil.example"}, timeout=5)
         assert refused.status_code == 421
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=15)
-    assert "Traceback" not in err.decode()
+    assert "Traceback" not in log.read_text(errors="replace")

@@ -74,7 +74,10 @@ class DeferredRouter:
         *,
         timeout: float,
         progress: Progress = no_progress,
+        stdio: bool = False,
     ) -> None:
+        """`stdio`: the server runs over stdio, so it has no socket a device could connect to."""
+        self._stdio = stdio
         self._bridge = bridge
         self._asker = asker
         self._timeout = timeout
@@ -105,6 +108,19 @@ class DeferredRouter:
                 "unreachable right now; try again shortly.",
                 code="bridge_unavailable",
                 retryable=True,
+            )
+        if self._stdio:
+            raise ToolError(
+                f"{call.tool_name} runs on the user's device, and no route to it is available: this server runs "
+                "over stdio, so no device can connect to it; "
+                + (
+                    "use an MCP client that supports elicitation (for confirm_interaction / get_permission_status), or "
+                    if handler.elicitation_form(call) is not None
+                    else ""
+                )
+                + "serve over HTTP instead (`truloop-mcp --transport http`, with your MCP host pointed at its /mcp "
+                "URL) and connect the app or `python -m bridge.device` to it.",
+                code="no_route",
             )
         raise ToolError(
             f"{call.tool_name} runs on the user's device, and no route to it is available: no device of user "

@@ -67,6 +67,7 @@ def build_server(
         confirm_policy=settings.confirm,
         bridge=bridge,
         deferred_timeout=settings.deferred_timeout,
+        stdio=settings.transport == "stdio",
         services=services or build_services(settings, bridge),
         log_level=settings.log_level,
         **kwargs,

@@ -72,9 +72,26 @@ SETTING_NAMES = {
 CHATTY_LOGGERS = ("sse_starlette", "mcp", "httpx", "httpcore", "uvicorn", "redis", "urllib3", "asyncio")
 
 
+EPILOG = """\
+subcommands (run instead of the server):
+  truloop-mcp users import FILE  import users from a JSON list or a CSV file
+                                 with a header
+  truloop-mcp notion sync        copy the pages shared with NOTION_TOKEN's
+                                 integration into <docs>/notion/
+  (`truloop-mcp users --help`, `truloop-mcp notion --help` for their options)
+
+An MCP host starts the server itself: see README.md, "Add it to a host".
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ.get
-    p = OneLineParser(prog=PROG, description="The truloop assistant's toolsets as an MCP server.")
+    p = OneLineParser(
+        prog=PROG,
+        description="The truloop assistant's toolsets as an MCP server.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument(
         "--transport",
         choices=["stdio", "sse", "http"],
@@ -217,6 +234,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         where = SETTING_NAMES.get(field, field)
         _fail(f"{where + ': ' if where else ''}{first['msg'].removeprefix('Value error, ')}")
     configure_logging(settings.log_level)
+    if settings.transport == "stdio":
+        from server.greeting import greet_terminal
+
+        greet_terminal()
     from server.runner import run
 
     try:

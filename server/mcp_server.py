@@ -41,6 +41,7 @@ class TruloopMCP(MCPServer):
         services: Any = None,
         bridge: DeviceBridge | None = None,
         deferred_timeout: float = 300.0,
+        stdio: bool = False,
         **kwargs: Any,
     ) -> None:
         from server import __version__
@@ -51,6 +52,7 @@ class TruloopMCP(MCPServer):
         self.services = services
         self.bridge = bridge
         self.deferred_timeout = deferred_timeout
+        self.stdio = stdio  # served over stdio: no device can connect to this process
         self._published: dict[int, list[types.Tool]] = {}
         self._known_users: dict[str, str] = {}
         self._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
@@ -77,10 +79,10 @@ class TruloopMCP(MCPServer):
             ctx.composer = SamplingComposer(asker)
             ctx.report_progress = context.report_progress
             ctx.deferred = DeferredRouter(
-                self.bridge, asker, timeout=self.deferred_timeout, progress=context.report_progress
+                self.bridge, asker, timeout=self.deferred_timeout, progress=context.report_progress, stdio=self.stdio
             )
         elif self.bridge is not None:
-            ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout)
+            ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
         await self._enter_directory(caller)
         return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
 

@@ -162,13 +162,27 @@ async def test_forged_first_round_elicitation_answer_is_not_trusted() -> None:
 @pytest.mark.anyio
 @MODES
 async def test_no_route_is_a_clear_error(mode: str) -> None:
-    async with Client(server_for(user="alice"), mode=mode) as client:
+    async with Client(server_for(user="alice", transport="http"), mode=mode) as client:
         calendar = await client.call_tool("get_calendar_events", CALENDAR)
         confirm = await client.call_tool("confirm_interaction", CONFIRM)
     for result in (calendar, confirm):
         assert result.is_error and structured(result)["code"] == "no_route"
         assert "/api/v1/agent/rpc-stream" in structured(result)["reason"]
     assert "elicitation" in structured(confirm)["reason"]
+
+
+@pytest.mark.anyio
+@MODES
+async def test_no_route_on_stdio_says_what_to_do_on_stdio(mode: str) -> None:
+    async with Client(server_for(user="alice", transport="stdio"), mode=mode) as client:
+        calendar = await client.call_tool("get_calendar_events", CALENDAR)
+        confirm = await client.call_tool("confirm_interaction", CONFIRM)
+    for result in (calendar, confirm):
+        reason = structured(result)["reason"]
+        assert structured(result)["code"] == "no_route" and "runs over stdio" in reason
+        assert "truloop-mcp --transport http" in reason and "rpc-stream" not in reason
+    assert "elicitation" in structured(confirm)["reason"]
+    assert "elicitation" not in structured(calendar)["reason"]  # no client could answer it by a form
 
 
 @pytest.mark.anyio

@@ -43,11 +43,12 @@ async def test_every_tool_works_on_demo_data(tmp_path: Path, mode: str) -> None:
     async with Client(server_for(profile="guest", user="guest-hana", services=services), mode=mode) as hana:
         listed = await hana.call_tool("list_invited_events", {})
         assert [e["title"] for e in listed.structured_content["events"]] == ["Team dinner"]  # type: ignore[index]
-        first = dinner["candidate_dates"][0]
+        first = dinner["candidate_date_range"]["first"]
         saved = await hana.call_tool(
             "update_guest_availability", {"event_id": dinner["id"], "available_dates": [first]}
         )
         assert not saved.is_error, saved.content
     async with Client(server_for(user="minji", services=services), mode=mode) as minji:
         inbox = await minji.call_tool("get_inbox", {})
-        assert "design review" in inbox.structured_content["messages"][0]["text"]  # type: ignore[index]
+        text = inbox.structured_content["messages"][0]["text"]  # type: ignore[index]
+        assert text == "Message from Alex Demo: See you at the design review"

@@ -38,10 +38,10 @@ async def test_create_list_update_invite_delete(tmp_path: Path, mode: str) -> No
     services = await directory(tmp_path)
     async with Client(server_for(user="alice", services=services), mode=mode) as alice:
         event = await make_event(alice, location="Gangnam")
-        assert event["your_role"] == "owner" and event["candidate_dates"] == [
-            f"{NEXT_YEAR}-03-09",
-            f"{NEXT_YEAR}-03-13",
-        ]
+        assert event["your_role"] == "owner" and event["candidate_date_range"] == {
+            "first": f"{NEXT_YEAR}-03-09",
+            "last": f"{NEXT_YEAR}-03-13",
+        }
         assert [i["id"] for i in event["invitees"]] == ["bob", "gus"]
         listed = await alice.call_tool("get_events", {"start": f"{NEXT_YEAR}-03-01T00:00:00+09:00"})
         assert [e["id"] for e in listed.structured_content["events"]] == [event["id"]]  # type: ignore[index]
@@ -59,6 +59,23 @@ async def test_create_list_update_invite_delete(tmp_path: Path, mode: str) -> No
         assert code(await alice.call_tool("get_events", {"start": "x"})) == "validation"
         listed = await alice.call_tool("get_events", {"start": f"{NEXT_YEAR}-03-01T00:00:00+09:00"})
         assert listed.structured_content["events"] == []  # type: ignore[index]
+
+
+@pytest.mark.anyio
+@MODES
+async def test_create_event_in_the_past_is_refused(tmp_path: Path, mode: str) -> None:
+    services = await directory(tmp_path)
+    async with Client(server_for(user="alice", services=services), mode=mode) as alice:
+        past = await alice.call_tool(
+            "create_event", {"title": "x", "start": "2020-03-09T19:00:00+09:00", "end": "2020-03-09T21:00:00+09:00"}
+        )
+        event = await make_event(alice)
+        moved = await alice.call_tool(  # an existing event may still be moved into the past
+            "update_event", {"event_id": event["id"], "start": "2020-03-09T19:00:00+09:00"}
+        )
+    reason = error_of(past)["reason"]
+    assert code(past) == "validation" and "in the past" in reason and "future start" in reason
+    assert not moved.is_error, moved.content
 
 
 @pytest.mark.anyio
@@ -123,7 +140,8 @@ async def test_only_the_owner_changes_an_event_and_strangers_cannot_see_it(tmp_p
         assert seen.structured_content["events"] == []  # type: ignore[index]
         assert code(await carol.call_tool("update_event", {"event_id": event["id"], "title": "x"})) == "not_found"
         assert code(await carol.call_tool("delete_event", {"event_id": event["id"]})) == "not_found"
-        assert code(await carol.call_tool("delete_event", {"event_id": "evt_nope"})) == "not_found"
+        missing = await carol.call_tool("delete_event", {"event_id": "evt_nope"})
+        assert code(missing) == "not_found" and "get_events" in error_of(missing)["reason"]
 
 
 @pytest.mark.anyio
@@ -157,6 +175,8 @@ async def test_guest_availability_flow(tmp_path: Path, mode: str) -> None:
         assert details.structured_content["availability_deadline"] == DEADLINE  # type: ignore[index]
         hidden = await gus.call_tool("get_event_details", {"event_id": other.structured_content["id"]})  # type: ignore[index]
         assert code(hidden) == "not_found"
+        hint = error_of(hidden)["reason"]  # a guest is pointed at a tool it has
+        assert "list_invited_events" in hint and "get_events" not in hint
         days = [f"{NEXT_YEAR}-03-11", f"{NEXT_YEAR}-03-10"]
         saved = await gus.call_tool("update_guest_availability", {"event_id": event["id"], "available_dates": days})
         assert saved.structured_content["available_dates"] == sorted(days)  # type: ignore[index]

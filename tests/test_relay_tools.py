@@ -39,7 +39,7 @@ async def test_template_notification_lands_in_the_recipients_inbox_only(tmp_path
     data = sent.structured_content
     assert data is not None and not sent.is_error
     assert data["composed_by"] == "template" and data["recipient_id"] == "bob"
-    assert "Alice Kim" in data["text"] and "Dinner at 7?" in data["text"] and data["delivered_to_device"] is False
+    assert data["text"] == "Message from Alice Kim: Dinner at 7?" and data["delivered_to_device"] is False
     async with Client(server_for(user="carol", services=services), mode=mode) as carol:
         other = await carol.call_tool("get_inbox", {})
     assert other.structured_content == {"messages": []}

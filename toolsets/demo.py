@@ -41,7 +41,7 @@ Ask Minji for access to the calendar and the knowledge base.
 
 def demo_users(you: str) -> list[UserRecord]:
     return [
-        UserRecord(id=you, username=you, display_name="You (demo)", phone="010-1000-0001",
+        UserRecord(id=you, username=you, display_name="Alex Demo", phone="010-1000-0001",
                    email=f"{you}@demo.truloop.app", groups=["truloop-team"]),
         UserRecord(id="minji", username="minji", display_name="Kim Minji", phone="010-2000-0002",
                    email="minji@demo.truloop.app", groups=["truloop-team"]),
@@ -58,7 +58,13 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
     """Seed users, events, docs and memories if the user directory is empty; True when it seeded."""
     users = services.users
     if not await users.is_empty():
-        logger.info("demo: the store already has users; not seeding")
+        here = services.data_dir
+        logger.warning(
+            "--demo: the store in %s already has data, so no demo data was added; "
+            "use a separate folder: truloop-mcp --demo --data-dir %s-demo",
+            here,
+            here,
+        )
         return False
     await users.import_users(demo_users(you))
     zone = ZoneInfo(timezone)

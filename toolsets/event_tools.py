@@ -84,6 +84,17 @@ def check_times(start: dt.datetime, end: dt.datetime, deadline: dt.datetime | No
             raise ToolInputError("availability_deadline must not be after the event's end.")
 
 
+def check_future_start(start: dt.datetime) -> None:
+    """A new event starts in the future (an existing one may be moved anywhere by update_event)."""
+    now = dt.datetime.now(start.tzinfo or dt.UTC).replace(microsecond=0)
+    if start <= now:
+        suggestion = (start + dt.timedelta(days=(now - start).days + 1)).isoformat()
+        raise ToolInputError(
+            f"start ({start.isoformat()}) is in the past (it is now {now.isoformat()}); "
+            f"give a future start, e.g. {suggestion}, and an end after it."
+        )
+
+
 @event_toolset.tool(hints=READ_ONLY)
 async def get_events(
     ctx: ToolContext,
@@ -142,6 +153,7 @@ async def create_event(
         else None
     )
     check_times(begins, ends, deadline, new_deadline=True)
+    check_future_start(begins)
     people = await resolve_invitees(services, invitees or [], ctx.caller.user_id)
     fields: dict[str, Any] = {
         "title": title.strip(),

@@ -20,6 +20,11 @@ class InviteeView(BaseModel):
     )
 
 
+class DateRange(BaseModel):
+    first: str = Field(description="First date invitees may pick (YYYY-MM-DD), the event's start date")
+    last: str = Field(description="Last date invitees may pick (YYYY-MM-DD), the event's end date")
+
+
 class EventView(BaseModel):
     id: str = Field(description="Event id")
     title: str = Field(description="Title")
@@ -29,7 +34,9 @@ class EventView(BaseModel):
     location: str | None = Field(description="Where")
     description: str | None = Field(description="Details")
     availability_deadline: str | None = Field(description="Until when invitees may submit availability")
-    candidate_dates: list[str] = Field(description="First and last date invitees may pick (YYYY-MM-DD)")
+    candidate_date_range: DateRange = Field(
+        description="The dates invitees may pick from: every day from `first` to `last`, inclusive"
+    )
     owner_id: str = Field(description="Organiser's user id")
     your_role: str = Field(description="owner or invitee")
     invitees: list[InviteeView] = Field(description="Who is invited")
@@ -78,7 +85,7 @@ async def event_view(services: Services, event: EventRecord, viewer_id: str) -> 
         location=event.location,
         description=event.description,
         availability_deadline=event.availability_deadline,
-        candidate_dates=[first.isoformat(), last.isoformat()],
+        candidate_date_range=DateRange(first=first.isoformat(), last=last.isoformat()),
         owner_id=event.owner_id,
         your_role="owner" if is_owner else "invitee",
         invitees=invitees,
@@ -87,14 +94,16 @@ async def event_view(services: Services, event: EventRecord, viewer_id: str) -> 
     )
 
 
-async def visible_event(services: Services, event_id: str, viewer_id: str) -> EventRecord:
-    """The event if the viewer owns it or is invited; otherwise not_found (its existence stays private)."""
+async def visible_event(
+    services: Services, event_id: str, viewer_id: str, *, list_tool: str = "get_events"
+) -> EventRecord:
+    """The event if the viewer owns it or is invited; otherwise not_found (its existence stays private).
+
+    `list_tool` is the tool the caller has for finding event ids (`list_invited_events` for a guest).
+    """
     event = await services.events.get(event_id.strip())
     if event is None or not event.involves(viewer_id):
-        raise ToolError(
-            f"No event {event_id!r} that you can see. Use get_events (or list_invited_events) to find event ids.",
-            code="not_found",
-        )
+        raise ToolError(f"No event {event_id!r} that you can see. Use {list_tool} to find event ids.", code="not_found")
     return event
 
 

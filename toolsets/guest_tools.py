@@ -16,6 +16,8 @@ from toolsets.toolset import Toolset
 from toolsets.validation import MAX_AVAILABLE_DATES, check_available_dates
 
 guest_toolset = Toolset("guest")
+# The tool a guest finds event ids with (a guest has no get_events).
+GUEST_LIST_TOOL = "list_invited_events"
 
 
 class InvitedEvents(BaseModel):
@@ -44,7 +46,8 @@ async def get_event_details(
 ) -> EventView:
     """Show one event you are invited to: time, place, candidate dates, deadline and your submitted dates."""
     services = services_of(ctx)
-    return await event_view(services, await visible_event(services, event_id, ctx.caller.user_id), ctx.caller.user_id)
+    event = await visible_event(services, event_id, ctx.caller.user_id, list_tool=GUEST_LIST_TOOL)
+    return await event_view(services, event, ctx.caller.user_id)
 
 
 @guest_toolset.tool(hints=WRITE_IDEMPOTENT)
@@ -61,7 +64,7 @@ async def update_guest_availability(
 ) -> AvailabilityUpdate:
     """Tell the organiser which of the event's candidate dates you can make, before its availability deadline."""
     services = services_of(ctx)
-    event = await visible_event(services, event_id, ctx.caller.user_id)
+    event = await visible_event(services, event_id, ctx.caller.user_id, list_tool=GUEST_LIST_TOOL)
     if event.owner_id == ctx.caller.user_id:
         raise ToolError("You organise this event; availability is collected from invitees.", code="forbidden")
     first, last = candidate_range(event)

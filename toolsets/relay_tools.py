@@ -44,7 +44,7 @@ class InboxPage(BaseModel):
 
 
 def template_text(sender_name: str, message: str) -> str:
-    return f"{sender_name} sent you a message: {message}"
+    return f"Message from {sender_name}: {message}"
 
 
 @relay_toolset.tool(hints=ToolHints(open_world=True))

@@ -24,36 +24,26 @@ from server.settings import Settings, is_loopback
 logger = logging.getLogger("truloop.http")
 
 
-def transport_security(settings: Settings) -> Any:
-    from mcp.server.transport_security import TransportSecuritySettings
+LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 
+
+def host_guard(settings: Settings) -> list[Middleware]:
+    """The one DNS-rebinding check, for every route (the SDK's per-transport copy is switched off)."""
     # Loopback Host names stay allowed next to a real hostname: a rebound page arrives with its own
     # name in Host, never 127.0.0.1, and local probes (/healthz) keep working.
-    loopback_hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     if settings.allowed_hosts or settings.allowed_origins:
-        return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=[*settings.allowed_hosts, *loopback_hosts],
-            allowed_origins=list(settings.allowed_origins),
+        hosts, origins = (*settings.allowed_hosts, *LOOPBACK_HOSTS), settings.allowed_origins
+    elif is_loopback(settings.host):
+        hosts, origins = LOOPBACK_HOSTS, LOOPBACK_ORIGINS
+    else:
+        logger.warning(
+            "DNS-rebinding protection is off for %s: pass --allowed-host (and --allowed-origin) with the public "
+            "hostname to turn it on",
+            settings.host,
         )
-    if is_loopback(settings.host):
-        return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=loopback_hosts,
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
-    logger.warning(
-        "DNS-rebinding protection is off for %s: pass --allowed-host (and --allowed-origin) with the public "
-        "hostname to turn it on",
-        settings.host,
-    )
-    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-
-
-def _guard(security: Any) -> list[Middleware]:
-    if not security.enable_dns_rebinding_protection:
         return []
-    return [Middleware(HostOriginGuard, allowed_hosts=security.allowed_hosts, allowed_origins=security.allowed_origins)]
+    return [Middleware(HostOriginGuard, allowed_hosts=hosts, allowed_origins=origins)]
 
 
 def build_http_app(settings: Settings) -> Starlette:
@@ -89,15 +79,17 @@ def build_http_app(settings: Settings) -> Starlette:
             settings.user,
         )
 
-    security = transport_security(settings)
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    guarded_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     bridge = build_bridge(settings)
     services = build_services(settings, bridge)
     shared = {"bridge": bridge, "services": services, **auth_kwargs}
     main = build_server(settings, member_profile="member" if settings.jwt_secret else None, **shared)
     safe = build_server(settings, member_profile="notification-safe", **shared)
-    main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
-    main_sse = main.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
-    safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
+    main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
+    main_sse = main.sse_app(sse_path="/sse", message_path="/messages/", transport_security=guarded_by_the_app)
+    safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
 
     async def healthz(request: Request) -> JSONResponse:
         report = {"status": "ok", "store": "ok", "redis": "not configured"}
@@ -149,7 +141,7 @@ def build_http_app(settings: Settings) -> Starlette:
         default_user=None if settings.jwt_secret else settings.user,
     )
     # outermost first: a rebound page is refused before its token or body is looked at
-    stack = [*_guard(security), *middleware, caps]
+    stack = [*host_guard(settings), *middleware, caps]
     app = Starlette(routes=routes, middleware=stack, lifespan=lifespan)
     app.state.bridge = bridge
     app.state.services = services

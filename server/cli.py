@@ -25,24 +25,16 @@ def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
-def _int_env(name: str, default: int) -> int:
+def _env_number(name: str, default: int | float, parse: type[int] | type[float], example: str) -> Any:
+    """A numeric environment variable, or `default`; a bad value ends the program with one clear line."""
     raw = os.environ.get(name)
     if not raw:
         return default
     try:
-        return int(raw)
+        return parse(raw)
     except ValueError:
-        _fail(f"{name}: must be a whole number such as {default}; got {raw!r}")
-
-
-def _float_env(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        _fail(f"{name}: must be a number of seconds such as {default:g}; got {raw!r}")
+        shown = f"{default:g}" if parse is float else str(default)
+        _fail(f"{name}: must be {example} such as {shown}; got {raw!r}")
 
 
 # The flag (and variable) a setting comes from, so an error names what the user typed.
@@ -124,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--deferred-timeout",
         type=float,
-        default=_float_env("TRULOOP_DEFERRED_TIMEOUT", 300.0),
+        default=_env_number("TRULOOP_DEFERRED_TIMEOUT", 300.0, float, "a number of seconds"),
         help="seconds a deferred tool waits for the device (default 300) [TRULOOP_DEFERRED_TIMEOUT]",
     )
     p.add_argument("--demo", action="store_true", help="seed a small demo data set if the store is empty")
@@ -151,20 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-sessions-per-user",
         type=int,
-        default=_int_env("TRULOOP_MAX_SESSIONS_PER_USER", 64),
+        default=_env_number("TRULOOP_MAX_SESSIONS_PER_USER", 64, int, "a whole number"),
         help="open MCP sessions (streamable HTTP + SSE) one user may hold; past it 429 (default 64) "
         "[TRULOOP_MAX_SESSIONS_PER_USER]",
     )
     p.add_argument(
         "--max-device-streams-per-user",
         type=int,
-        default=_int_env("TRULOOP_MAX_DEVICE_STREAMS_PER_USER", 8),
+        default=_env_number("TRULOOP_MAX_DEVICE_STREAMS_PER_USER", 8, int, "a whole number"),
         help="open device streams one user may hold; past it 429 (default 8) [TRULOOP_MAX_DEVICE_STREAMS_PER_USER]",
     )
     p.add_argument(
         "--max-line-bytes",
         type=int,
-        default=_int_env("TRULOOP_MAX_LINE_BYTES", 16 * 1024 * 1024),
+        default=_env_number("TRULOOP_MAX_LINE_BYTES", 16 * 1024 * 1024, int, "a whole number"),
         help="stdio: longest accepted line; longer ones are refused while read (default 16 MiB) "
         "[TRULOOP_MAX_LINE_BYTES]",
     )

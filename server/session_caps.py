@@ -63,10 +63,10 @@ class SessionCaps:
         self._device: dict[str, int] = defaultdict(int)
 
     def open_sessions(self, user: str) -> int:
-        ids = self._sessions.get(user)
-        if ids:
-            ids.intersection_update({sid for sid in ids if self.is_live(sid)})
-        return len(ids or ()) + self._opening.get(user, 0) + self._sse.get(user, 0)
+        live = {sid for sid in self._sessions.pop(user, ()) if self.is_live(sid)}
+        if live:
+            self._sessions[user] = live
+        return len(live) + self._opening.get(user, 0) + self._sse.get(user, 0)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -109,29 +109,33 @@ class DeferredRouter:
                 code="bridge_unavailable",
                 retryable=True,
             )
+        raise ToolError(self._no_route(handler, call), code="no_route")
+
+    def _no_route(self, handler: DeferredToolHandler, call: DeferredCall) -> str:
+        """What is missing, and what the user can do about it where this server runs."""
+        can_ask = handler.elicitation_form(call) is not None
+        missing = f"{call.tool_name} runs on the user's device, and no route to it is available: "
         if self._stdio:
-            raise ToolError(
-                f"{call.tool_name} runs on the user's device, and no route to it is available: this server runs "
-                "over stdio, so no device can connect to it; "
+            return (
+                missing
+                + "this server runs over stdio, so no device can connect to it; "
                 + (
                     "use an MCP client that supports elicitation (for confirm_interaction / get_permission_status), or "
-                    if handler.elicitation_form(call) is not None
+                    if can_ask
                     else ""
                 )
                 + "serve over HTTP instead (`truloop-mcp --transport http`, with your MCP host pointed at its /mcp "
-                "URL) and connect the app or `python -m bridge.device` to it.",
-                code="no_route",
+                "URL) and connect the app or `python -m bridge.device` to it."
             )
-        raise ToolError(
-            f"{call.tool_name} runs on the user's device, and no route to it is available: no device of user "
-            f"{call.caller.user_id!r} is connected to GET /api/v1/agent/rpc-stream"
+        return (
+            missing
+            + f"no device of user {call.caller.user_id!r} is connected to GET /api/v1/agent/rpc-stream"
             + (
                 ", and this MCP client did not declare elicitation. Connect the app (or `python -m bridge.device`), "
                 "or use a client that supports elicitation."
-                if handler.elicitation_form(call) is not None
+                if can_ask
                 else ". Connect the app (or `python -m bridge.device`) and try again."
-            ),
-            code="no_route",
+            )
         )
 
     async def _via_device(self, handler: DeferredToolHandler, call: DeferredCall) -> dict[str, Any]:

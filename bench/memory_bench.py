@@ -44,7 +44,7 @@ from toolsets.dispatch import dispatch  # noqa: E402
 from toolsets.envelope import ToolOk  # noqa: E402
 from toolsets.profiles import profile  # noqa: E402
 from toolsets.services import Services  # noqa: E402
-from toolsets.store.memories import MemoryRecord, SqliteMemories, fts_match_expression, insert_memory  # noqa: E402
+from toolsets.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression  # noqa: E402
 
 USER = "bench-user"
 TAGS = ["food", "travel", "family", "work", "health", "music", "sport", "money"]
@@ -156,13 +156,7 @@ async def run_size(size: int, query_count: int, deadline: float) -> Row | None:
 
 async def matching_rows(services: Services, query: str) -> int:
     """How many memories BM25 had to score for a query (every row that matches any of its words)."""
-    expression = fts_match_expression(query)
-    try:  # terms indexed per owner (after issue 10): count the user's own matching rows
-        from toolsets.store.memories import owner_key, query_terms
-
-        expression = " OR ".join(f'"{owner_key(USER)}{term}"' for term in query_terms(query))
-    except ImportError:
-        pass
+    expression = match_expression(USER, query)
     sql = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
     return int(await services.db.read(lambda conn: conn.execute(sql, (expression,)).fetchone()[0]))
 

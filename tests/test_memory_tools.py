@@ -17,7 +17,7 @@ from mcp import Client
 
 from tests.support import answering, payload, server_for, services_for
 from toolsets.services import Services
-from toolsets.store.memories import MemoryRecord, SqliteMemories, fts_match_expression, insert_memory, memory_backend
+from toolsets.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression, memory_backend
 from toolsets.upstream.supermemory import SupermemoryMemories, container_tag
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -457,7 +457,7 @@ async def test_a_write_that_fails_midway_leaves_nothing_behind(tmp_path: Path) -
 
 @pytest.mark.parametrize("query", HOSTILE_QUERIES)
 def test_match_expression_quotes_every_word(query: str) -> None:
-    expression = fts_match_expression(query)
+    expression = match_expression("alice", query)
     assert expression is not None
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")

@@ -312,11 +312,6 @@ def query_terms(text: str, analyzer: Analyzer) -> list[str]:
     return terms
 
 
-def fts_query(text: str, text_analyzer: Analyzer | None = None) -> str:
-    """User text as a safe FTS5 MATCH expression: each term quoted, any term may match (BM25 ranks)."""
-    return match_any(query_terms(text, text_analyzer or analyzer()))
-
-
 def chunk_terms(text_analyzer: Analyzer, title: str, heading: str, body: str) -> tuple[str, str, str]:
     """The term strings indexed for one chunk: its document title, heading path and body."""
     return text_analyzer.term_string(title), text_analyzer.term_string(heading), text_analyzer.term_string(body)

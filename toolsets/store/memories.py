@@ -67,12 +67,14 @@ def query_terms(text: str) -> list[str]:
     return analyzer().query_terms(text)
 
 
-def fts_match_expression(text: str) -> str | None:
-    """A MATCH expression that any user text is safe in: each term quoted, any term may match."""
-    terms = query_terms(text)
+def match_expression(user_id: str, query: str, text: Analyzer | None = None) -> str | None:
+    """The MATCH expression of one user's search, safe for any user text: each term quoted and scoped to
+    that user's postings, any term may match; None when the query has no term."""
+    terms = (text or analyzer()).query_terms(query)
     if not terms:
         return None
-    return match_any(terms)
+    key = owner_key(user_id)
+    return match_any(key + term for term in terms)
 
 
 def owner_key(user_id: str) -> str:
@@ -236,12 +238,10 @@ class SqliteMemories:
         return record
 
     async def search(self, user_id: str, query: str, limit: int) -> list[MemoryHit]:
-        terms = self.analyzer.query_terms(query)
-        if not terms:
+        expression = match_expression(user_id, query, self.analyzer)  # only the caller's postings are read
+        if expression is None:
             return []
         await self._ready()
-        key = owner_key(user_id)
-        expression = match_any(key + term for term in terms)  # only the caller's postings are read
 
         def run(conn: sqlite3.Connection) -> list[MemoryHit]:
             rows = conn.execute(

@@ -80,6 +80,36 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
+def stdio_server_process(
+    *args: str, use_pty: bool = False, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`truloop-mcp` over stdio whose stdin is a pipe (`proc.stdin`) or a terminal (a pty held open here,
+    as a person at a terminal would); stdout and stderr are pipes. Killed if still running at the end."""
+    parent = child = None
+    if use_pty:
+        import pty
+
+        parent, child = pty.openpty()
+    proc = subprocess.Popen(
+        [TRULOOP, *args],
+        stdin=child if use_pty else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env or child_env()),
+    )
+    if child is not None:
+        os.close(child)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if parent is not None:
+            os.close(parent)
+
+
+@contextlib.contextmanager
 def http_server_process(
     *args: str, env: Mapping[str, str] | None = None, stderr_path: Path | None = None, timeout: float = 20.0
 ) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:

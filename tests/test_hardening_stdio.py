@@ -5,8 +5,6 @@ signals that end the server cleanly while stdin stays open."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import signal
 import subprocess
 import threading
@@ -16,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TRULOOP, child_env
+from tests.support import TRULOOP, child_env, stdio_server_process
 
 INIT = {
     "jsonrpc": "2.0",
@@ -115,97 +113,65 @@ def _peak_rss_kib(pid: int) -> int:
 
 def test_an_oversized_line_is_refused_while_memory_stays_bounded(tmp_path: Path) -> None:
     limit = 1024 * 1024
-    proc = subprocess.Popen(
-        [TRULOOP, "--data-dir", str(tmp_path / "data"), "--max-line-bytes", str(limit)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=strict_env(),
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(encode(INIT, INITIALIZED))
-    proc.stdin.flush()
-    assert json.loads(proc.stdout.readline())["id"] == "init"
-    before = _peak_rss_kib(proc.pid)
-    chunk = b"x" * (1024 * 1024)
-    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"')
-    for _ in range(200):  # a 200 MB line
-        proc.stdin.write(chunk)
-    proc.stdin.write(b'"}}\n' + encode(call(3)))
-    proc.stdin.flush()
-    refused = json.loads(proc.stdout.readline())
-    served = json.loads(proc.stdout.readline())
-    peak = _peak_rss_kib(proc.pid)
-    proc.stdin.close()
-    assert proc.wait(timeout=20) == 0
+    args = ("--data-dir", str(tmp_path / "data"), "--max-line-bytes", str(limit))
+    with stdio_server_process(*args, env=strict_env()) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(encode(INIT, INITIALIZED))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == "init"
+        before = _peak_rss_kib(proc.pid)
+        chunk = b"x" * (1024 * 1024)
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"')
+        for _ in range(200):  # a 200 MB line
+            proc.stdin.write(chunk)
+        proc.stdin.write(b'"}}\n' + encode(call(3)))
+        proc.stdin.flush()
+        refused = json.loads(proc.stdout.readline())
+        served = json.loads(proc.stdout.readline())
+        peak = _peak_rss_kib(proc.pid)
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
     assert refused["id"] is None and refused["error"]["code"] == -32700
     assert f"{limit} bytes" in refused["error"]["message"]
     assert served["id"] == 3 and "result" in served
     assert peak - before < 32 * 1024, f"peak RSS grew by {(peak - before) // 1024} MiB for a 200 MiB line"
 
 
-def _start_with_open_stdin(tmp_path: Path, use_pty: bool) -> tuple[subprocess.Popen[bytes], Any]:
-    if use_pty:
-        parent, child = pty.openpty()
-        proc = subprocess.Popen(
-            [TRULOOP, "--data-dir", str(tmp_path / "data")],
-            stdin=child,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=strict_env(),
-        )
-        os.close(child)
-        return proc, parent
-    proc = subprocess.Popen(
-        [TRULOOP, "--data-dir", str(tmp_path / "data")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=strict_env(),
-    )
-    return proc, None
-
-
 @pytest.mark.parametrize("use_pty", [False, True], ids=["pipe", "pty"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_ends_the_stdio_server_within_2s_with_status_0(tmp_path: Path, signum: int, use_pty: bool) -> None:
-    proc, parent = _start_with_open_stdin(tmp_path, use_pty)
-    try:
-        if parent is None:
-            assert proc.stdin is not None and proc.stdout is not None
+    with stdio_server_process("--data-dir", str(tmp_path / "data"), use_pty=use_pty, env=strict_env()) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        if use_pty:
+            time.sleep(1.5)  # a terminal user: the server waits on the tty
+        else:
+            assert proc.stdin is not None
             proc.stdin.write(encode(INIT, INITIALIZED, call(1)))
             proc.stdin.flush()
             first, answered = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
             assert first["id"] == "init" and answered["id"] == 1 and "result" in answered
-        else:
-            time.sleep(1.5)  # a terminal user: the server waits on the tty
         started = time.monotonic()
         proc.send_signal(signum)
         status = proc.wait(timeout=5)
         elapsed = time.monotonic() - started
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        if parent is not None:
-            os.close(parent)
-    assert status == 0 and elapsed < 2.0, (status, elapsed)
-    assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+        assert status == 0 and elapsed < 2.0, (status, elapsed)
+        assert b"Traceback" not in proc.stderr.read()
 
 
 def test_requests_read_before_a_signal_are_answered(tmp_path: Path) -> None:
-    proc, _ = _start_with_open_stdin(tmp_path, use_pty=False)
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(encode(INIT, INITIALIZED))
-    proc.stdin.flush()
-    proc.stdout.readline()
-    lines: list[bytes] = []
-    reader = threading.Thread(target=lambda: lines.extend(proc.stdout.readlines()), daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    proc.stdin.write(encode(*(call(n) for n in range(1, 6))))
-    proc.stdin.flush()
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=5) == 0
-    reader.join(timeout=5)
+    with stdio_server_process("--data-dir", str(tmp_path / "data"), env=strict_env()) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(encode(INIT, INITIALIZED))
+        proc.stdin.flush()
+        proc.stdout.readline()
+        lines: list[bytes] = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stdout.readlines()), daemon=True)  # type: ignore[union-attr]
+        reader.start()
+        proc.stdin.write(encode(*(call(n) for n in range(1, 6))))
+        proc.stdin.flush()
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0
+        reader.join(timeout=5)
     ids = sorted(json.loads(line)["id"] for line in lines)
     assert ids == [1, 2, 3, 4, 5]

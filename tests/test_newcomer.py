@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import time
 from pathlib import Path
 
-from tests.support import TRULOOP, child_env
+from tests.support import TRULOOP, child_env, stdio_server_process
 
 INIT = {
     "jsonrpc": "2.0",
@@ -20,23 +19,10 @@ INIT = {
 
 
 def test_started_in_a_terminal_the_stdio_server_says_what_it_is_on_stderr(tmp_path: Path) -> None:
-    parent, child = pty.openpty()
-    proc = subprocess.Popen(
-        [TRULOOP, "--data-dir", str(tmp_path / "data")],
-        stdin=child,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env(),
-    )
-    os.close(child)
-    try:
+    with stdio_server_process("--data-dir", str(tmp_path / "data"), use_pty=True) as proc:
         time.sleep(1.5)
         proc.terminate()
         out, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(parent)
     text = err.decode()
     assert out == b""
     assert "MCP server" in text and "JSON-RPC" in text and "Ctrl-C to quit" in text

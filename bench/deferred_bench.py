@@ -4,8 +4,8 @@
                                              [--sessions 100] [--per-session 10] [--devices 1] [--json out.json]
 
 For each backend (the in-process store, then Redis under a fresh TRULOOP_REDIS_PREFIX) it spawns
-`truloop-mcp --transport http` on a free 127.0.0.1 port with a random TRULOOP_JWT_SECRET and a temporary
---data-dir, waits for /healthz, then:
+`truloop-mcp --transport http --port 0` on 127.0.0.1 (reading the port it reports) with a random
+TRULOOP_JWT_SECRET and a temporary --data-dir, waits for /healthz, then:
   round trip  one DeviceSimulator (bridge/device.py, canned answers) for user bench-user and one MCP session
               (streamable HTTP, bearer JWT) calling get_permission_status sequentially: --warmup calls, then
               --calls timed ones; p50/p99 of tool call -> result, envelope + POST included.
@@ -29,7 +29,6 @@ import os
 import re
 import secrets
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -149,10 +148,7 @@ def percentile(samples: Sequence[float], fraction: float) -> float:
 # -- the server subprocess ---------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+SERVING = re.compile(r"serving (http://\S+)/mcp\b")  # what `truloop-mcp --transport http` says once it serves
 
 
 def server_command() -> list[str]:
@@ -164,29 +160,30 @@ def server_command() -> list[str]:
 def spawn_server(
     secret: str, data_dir: Path, log_path: Path, *, redis_url: str | None, prefix: str, deferred_timeout: float
 ) -> Iterator[tuple[str, int]]:
-    """`truloop-mcp --transport http` on a free loopback port, healthy; yields (base URL, pid), then stops it."""
-    port = free_port()
+    """`truloop-mcp --transport http --port 0` on loopback, healthy; yields (base URL, pid), then stops it.
+    The port is the one the server reports on stderr (no free port guessed beforehand, so none raced for)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "REDIS_URL"}
     env.update(TRULOOP_JWT_SECRET=secret, TRULOOP_REDIS_PREFIX=prefix)
-    args = ["--transport", "http", "--host", HOST, "--port", str(port), "--data-dir", str(data_dir)]
+    args = ["--transport", "http", "--host", HOST, "--port", "0", "--data-dir", str(data_dir)]
     args += ["--deferred-timeout", f"{deferred_timeout:g}"]
     if redis_url:
         args += ["--redis-url", redis_url]
-    base = f"http://{HOST}:{port}"
     with log_path.open("wb") as log:  # a file, not a pipe: a chatty server must never block on a full pipe
         proc = subprocess.Popen([*server_command(), *args], env=env, cwd=PROJECT_DIR, stdout=log, stderr=log)
     try:
         deadline = time.monotonic() + 20
         while True:
-            if proc.poll() is not None:
-                raise BenchError(f"server exited early ({proc.returncode}): {log_path.read_text()[-500:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                status = httpx.get(f"{base}/healthz", timeout=1.0).status_code
-                if status == 200:
+            exited = proc.poll() is not None
+            serving = SERVING.search(log_path.read_text(errors="replace"))
+            if serving:
+                base = serving.group(1)
+                if httpx.get(f"{base}/healthz", timeout=5.0).status_code == 200:
                     break
+            if exited:
+                raise BenchError(f"server exited early ({proc.returncode}): {log_path.read_text()[-500:]}")
             if time.monotonic() > deadline:
                 raise BenchError(f"server not healthy in 20 s: {log_path.read_text()[-500:]}")
-            time.sleep(0.05)
+            time.sleep(0.05)  # a log file offers no event to await
         yield base, proc.pid
     finally:
         proc.terminate()
@@ -201,7 +198,7 @@ def server_warnings(log_path: Path) -> dict[str, int]:
     """Distinct WARNING/ERROR/Traceback lines of the server log (timestamps dropped), with their counts."""
     found: Counter[str] = Counter()
     for line in log_path.read_text(errors="replace").splitlines():
-        if "serving MCP on" in line:
+        if SERVING.search(line):
             continue
         if any(word in line for word in ("WARNING", "ERROR", "Traceback", "Error")):
             found[LOG_TIMESTAMP.sub("", line.strip())[:200]] += 1

@@ -76,7 +76,7 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 
 async def search_latencies(svc: Services, queries: list[str]) -> list[float]:
-    ctx = ToolContext(caller=Caller("bench"), services=svc)
+    ctx = ToolContext(caller=Caller("bench"), deps=svc)
     toolset = profile("member")
     samples = []
     for query in queries:
@@ -94,7 +94,7 @@ async def bench_size(target_chunks: int, query_count: int, base: Path) -> dict[s
     files = max(1, target_chunks // SECTIONS_PER_FILE)
     docs = base / f"docs-{target_chunks}"
     paths = make_corpus(docs, files, rng, words, weights)
-    svc = Services(data_dir=base / f"data-{target_chunks}", docs_dir=docs, env={})
+    svc = Services(data_dir=base / f"data-{target_chunks}", docs_dir=docs)
     try:
         full = await svc.knowledge.refresh()
         idle = await svc.knowledge.refresh()

@@ -107,7 +107,7 @@ async def run_size(size: int, query_count: int, deadline: float) -> Row | None:
     words = vocabulary(rng)
     weights = zipf_weights(len(words))
     with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
-        services = Services(data_dir=Path(tmp), docs_dir=Path(tmp) / "docs", env={})
+        services = Services(data_dir=Path(tmp), docs_dir=Path(tmp) / "docs")
         store = services.memories
         assert isinstance(store, SqliteMemories), "the bench measures the embedded store"
         await store.save(USER, "warm-up memory", [])  # creates the schema outside the timing
@@ -123,7 +123,7 @@ async def run_size(size: int, query_count: int, deadline: float) -> Row | None:
         insert_per_s = size / (time.perf_counter() - start)
 
         queries = [" ".join(rng.choices(words, weights, k=rng.randint(1, 4))) for _ in range(query_count)]
-        ctx = ToolContext(caller=Caller(USER), services=services)
+        ctx = ToolContext(caller=Caller(USER), deps=services)
         member = profile("member")
         hit_counts: list[int] = []
 
@@ -182,7 +182,7 @@ async def run_many_users(users: int, per_user: int, saves: int, query_count: int
     weights = zipf_weights(len(words))
     user_ids = [f"user-{n:05}" for n in range(users)]
     with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
-        services = Services(data_dir=Path(tmp), docs_dir=Path(tmp) / "docs", env={})
+        services = Services(data_dir=Path(tmp), docs_dir=Path(tmp) / "docs")
         store = services.memories
         assert isinstance(store, SqliteMemories), "the bench measures the embedded store"
         await store.save("warm-up", "warm-up memory", [])  # creates the schema outside the timing
@@ -217,7 +217,7 @@ async def run_many_users(users: int, per_user: int, saves: int, query_count: int
             hit_counts.append(len(await store.search(user, query, 5)))
 
         async def through_dispatch(user: str, query: str) -> None:
-            ctx = ToolContext(caller=Caller(user), services=services)
+            ctx = ToolContext(caller=Caller(user), deps=services)
             outcome = await dispatch(member, "search_memories", {"query": query, "limit": 5}, ctx)
             assert isinstance(outcome, ToolOk), outcome
 

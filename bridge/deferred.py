@@ -14,12 +14,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from bridge.elicitation import CannotAsk, McpAsker
-from bridge.handlers import HANDLERS, DeferredToolHandler
 from bridge.jsonrpc import PERMISSION_DENIED, PERMISSION_REQUIRED, USER_CANCELED, RpcResponse
 from bridge.pending import PendingCall
 from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, PendingLost, Progress, no_progress
 from toolsets.context import DeferredCall
-from toolsets.errors import ToolError
+from toolsets.deferred import DeviceMethod, device_result
+from toolsets.errors import ErrorCode, ToolError
+from toolsets.tool import Tool
 
 logger = logging.getLogger("truloop.deferred")
 
@@ -28,21 +29,23 @@ def denied(tool: str) -> ToolError:
     return ToolError(
         f"The user denied {tool} on their device (PermissionDenied). Do not retry; tell the user what could not be "
         "done without it.",
-        code="permission_denied",
+        code=ErrorCode.PERMISSION_DENIED,
     )
 
 
 def canceled(tool: str) -> ToolError:
-    return ToolError(f"The user canceled {tool} (UserCanceled); nothing was done.", code="user_canceled")
+    return ToolError(f"The user canceled {tool} (UserCanceled); nothing was done.", code=ErrorCode.USER_CANCELED)
 
 
-def from_device(handler: DeferredToolHandler, response: RpcResponse) -> dict[str, Any]:
-    tool = handler.get_tool_name()
+def from_device(tool: Tool, response: RpcResponse) -> dict[str, Any]:
     if response.error is None:
         try:
-            return handler.transform_result(handler.validate_result(response.result))
+            return device_result(tool, response.result).model_dump(mode="json")
         except ValidationError:
-            raise ToolError(f"The device answered {tool} with a malformed result.", code="device_error") from None
+            raise ToolError(
+                f"The device answered {tool.name} with a malformed result.", code=ErrorCode.DEVICE_ERROR
+            ) from None
+    tool_name = tool.name
     error = response.error
     if error.code == PERMISSION_REQUIRED:
         data = error.data if isinstance(error.data, dict) else {}
@@ -54,14 +57,14 @@ def from_device(handler: DeferredToolHandler, response: RpcResponse) -> dict[str
             else "The device cannot ask again: tell the user to enable it in the system settings."
         )
         raise ToolError(
-            f"{tool} needs the '{permission}' permission on the user's device (PermissionRequired). {hint}",
-            code="permission_required",
+            f"{tool_name} needs the '{permission}' permission on the user's device (PermissionRequired). {hint}",
+            code=ErrorCode.PERMISSION_REQUIRED,
         )
     if error.code == PERMISSION_DENIED:
-        raise denied(tool)
+        raise denied(tool_name)
     if error.code == USER_CANCELED:
-        raise canceled(tool)
-    raise ToolError(f"The device could not run {tool}: {error.message[:200]}", code="device_error")
+        raise canceled(tool_name)
+    raise ToolError(f"The device could not run {tool_name}: {error.message[:200]}", code=ErrorCode.DEVICE_ERROR)
 
 
 class DeferredRouter:
@@ -84,14 +87,14 @@ class DeferredRouter:
         self._progress = progress
 
     async def resolve(self, call: DeferredCall) -> Any:
-        handler = HANDLERS.get(call.tool_name)
-        if handler is None:
-            raise ToolError(f"No handler is registered for the deferred tool {call.tool_name}.", code="no_route")
+        device = call.tool.device
+        if device is None:
+            raise ToolError(f"{call.tool_name} declares no device method.", code=ErrorCode.NO_ROUTE)
         bridge_problem = None
         if self._bridge is not None:
             try:
                 if await self._bridge.reachable(call.caller.user_id):
-                    return await self._via_device(handler, call)
+                    return await self._via_device(device, call)
             except ToolError:
                 raise
             except DeviceUnreachable:
@@ -99,21 +102,21 @@ class DeferredRouter:
             except Exception as exc:  # Redis (or another backend) is unreachable
                 logger.warning("device bridge unavailable: %s", type(exc).__name__)
                 bridge_problem = exc
-        answer = await self._via_elicitation(handler, call)
+        answer = await self._via_elicitation(device, call)
         if answer is not None:
             return answer
         if bridge_problem is not None:
             raise ToolError(
                 f"{call.tool_name} runs on the user's device, but the device bridge's shared store (Redis) is "
                 "unreachable right now; try again shortly.",
-                code="bridge_unavailable",
+                code=ErrorCode.BRIDGE_UNAVAILABLE,
                 retryable=True,
             )
-        raise ToolError(self._no_route(handler, call), code="no_route")
+        raise ToolError(self._no_route(device, call), code=ErrorCode.NO_ROUTE)
 
-    def _no_route(self, handler: DeferredToolHandler, call: DeferredCall) -> str:
+    def _no_route(self, device: DeviceMethod, call: DeferredCall) -> str:
         """What is missing, and what the user can do about it where this server runs."""
-        can_ask = handler.elicitation_form(call) is not None
+        can_ask = device.form is not None
         missing = f"{call.tool_name} runs on the user's device, and no route to it is available: "
         if self._stdio:
             return (
@@ -138,13 +141,13 @@ class DeferredRouter:
             )
         )
 
-    async def _via_device(self, handler: DeferredToolHandler, call: DeferredCall) -> dict[str, Any]:
+    async def _via_device(self, device: DeviceMethod, call: DeferredCall) -> dict[str, Any]:
         assert self._bridge is not None
         pending = PendingCall(
             call_id="call_" + secrets.token_urlsafe(12),
             tool_name=call.tool_name,
-            method=handler.get_method_name(),
-            params=handler.create_params(call),
+            method=device.method,
+            params=device.wire_params(call.arguments),
             notification_message=call.notification_message,
             user_id=call.caller.user_id,
             channel="sendbird" if self._bridge.extra_channel is not None else "rpc-stream",
@@ -155,25 +158,24 @@ class DeferredRouter:
             raise ToolError(
                 f"The request for {call.tool_name} was lost: the device bridge's shared store (Redis) restarted "
                 "while it waited. Nothing was answered; try again.",
-                code="bridge_unavailable",
+                code=ErrorCode.BRIDGE_UNAVAILABLE,
                 retryable=True,
             ) from None
         except DeviceTimeout:
             raise ToolError(
                 f"The user's device did not answer {call.tool_name} within {self._timeout:g} s; the request was "
                 "withdrawn. Try again when the user has the app open.",
-                code="timeout",
+                code=ErrorCode.TIMEOUT,
                 retryable=True,
             ) from None
-        return from_device(handler, response)
+        return from_device(call.tool, response)
 
-    async def _via_elicitation(self, handler: DeferredToolHandler, call: DeferredCall) -> dict[str, Any] | None:
-        form = handler.elicitation_form(call)
-        if form is None or self._asker is None:
+    async def _via_elicitation(self, device: DeviceMethod, call: DeferredCall) -> dict[str, Any] | None:
+        if device.form is None or self._asker is None:
             return None
-        message, schema = form
+        form = device.form(call.arguments)
         try:
-            answer = await self._asker.ask(f"truloop/deferred/{call.tool_name}", message, schema)
+            answer = await self._asker.ask(f"truloop/deferred/{call.tool_name}", form.message, form.schema)
         except CannotAsk:
             return None
         if answer.action == "decline":
@@ -181,9 +183,8 @@ class DeferredRouter:
         if answer.action == "cancel":
             raise canceled(call.tool_name)
         try:
-            value = handler.validate_result(handler.from_elicitation(answer.content or {}))
+            return device_result(call.tool, answer.content or {}).model_dump(mode="json")
         except ValidationError:
             raise ToolError(
-                f"The answer to {call.tool_name} was not understood; ask again.", code="validation"
+                f"The answer to {call.tool_name} was not understood; ask again.", code=ErrorCode.VALIDATION
             ) from None
-        return handler.transform_result(value)

@@ -18,7 +18,6 @@ import argparse
 import inspect
 import json
 import logging
-import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -27,8 +26,11 @@ from typing import Any, NoReturn
 
 import anyio
 import httpx
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bridge.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, USER_CANCELED
+from toolsets.permission_tools import PERMISSION_STATES
 
 logger = logging.getLogger("truloop.device")
 
@@ -40,7 +42,6 @@ CONNECT_TIMEOUT_S = 5.0
 STREAM_SILENCE_S = 60.0  # the server sends a heartbeat every 15 s: this much silence means the stream is dead
 POST_TIMEOUT_S = 10.0
 REMEMBERED_IDS = 10_000
-PERMISSION_STATES = ("granted", "denied", "notDetermined", "restricted")
 
 Reply = Mapping[str, Any]  # {"result": ...} or {"error": {"code", "message", "data"?}}
 Answer = Reply | Callable[[dict[str, Any]], Reply | Awaitable[Reply]]
@@ -362,14 +363,19 @@ def _positive(value: str) -> int:
     return int(value)
 
 
+class DeviceEnvironment(BaseSettings):
+    """The simulator is its own program (it runs on the device's side, not the server's), so it reads its one
+    variable itself: the token, which is better kept out of `ps` than passed as --token."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, env_ignore_empty=True, extra="ignore")
+
+    token: SecretStr | None = Field(default=None, validation_alias=TOKEN_ENV)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _OneLineParser(prog=PROG, description="Simulate the user's phone on a truloop-mcp agent-rpc channel.")
     p.add_argument("--url", default="http://127.0.0.1:8000", help="the server's base URL (default %(default)s)")
-    p.add_argument(
-        "--token",
-        default=os.environ.get(TOKEN_ENV),
-        help=f"the user's JWT (omit for an unauthenticated loopback server) [{TOKEN_ENV}]",
-    )
+    p.add_argument("--token", help=f"the user's JWT (omit for an unauthenticated loopback server) [{TOKEN_ENV}]")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--answers", type=Path, help="JSON file of canned replies by method (default: built in)")
     source.add_argument("--interactive", action="store_true", help="ask on stdin for dialogs and permissions")
@@ -408,7 +414,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DeviceError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 2
-    device = DeviceSimulator(args.url, args.token, answers)
+    from_environment = DeviceEnvironment().token
+    token = args.token or (from_environment.get_secret_value() if from_environment else None)
+    device = DeviceSimulator(args.url, token, answers)
     try:
         anyio.run(lambda: device.run(once=args.once, reconnect=args.reconnect))
     except KeyboardInterrupt:

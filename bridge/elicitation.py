@@ -139,7 +139,7 @@ def _as_dict(answer: Any) -> dict[str, Any]:
     return dict(answer)
 
 
-CONFIRM_KEY = "truloop/confirm"
+CONFIRM_KEY = "truloop/confirm"  # + "/<tool>/<digest of its arguments>"
 CONFIRM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -157,7 +157,7 @@ class ElicitationConfirmer:
 
     async def confirm(self, request: ConfirmRequest) -> Decision:
         try:
-            answer = await self._asker.ask(CONFIRM_KEY, request.message, CONFIRM_SCHEMA)
+            answer = await self._asker.ask(f"{CONFIRM_KEY}/{request.key}", request.message, CONFIRM_SCHEMA)
         except CannotAsk:
             return Decision.UNAVAILABLE
         if answer.action == "accept":

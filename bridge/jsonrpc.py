@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
 from toolsets import safe_json
+from toolsets.problems import problems
 
 # Device-side errors (seed 000)
 PERMISSION_REQUIRED = -32010
@@ -89,12 +90,10 @@ def parse_response(body: bytes) -> RpcResponse:
     try:
         return RpcResponse.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "body"
+        where, problem = problems(exc, whole="body", limit=1)[0]
         raise BadMessage(
             INVALID_REQUEST,
-            "Invalid Request: expected a JSON-RPC 2.0 response {jsonrpc, id, result|error} "
-            f"({where}: {first['msg']})",
+            f"Invalid Request: expected a JSON-RPC 2.0 response {{jsonrpc, id, result|error}} ({where}: {problem})",
         ) from None
 
 

@@ -18,7 +18,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from bridge.handlers import BY_METHOD
 from bridge.jsonrpc import (
     ALREADY_ANSWERED,
     FORBIDDEN,
@@ -33,6 +32,8 @@ from bridge.jsonrpc import (
 )
 from bridge.pending import Outcome
 from bridge.service import DeviceBridge
+from toolsets.deferred import DeviceTools, device_result
+from toolsets.problems import problems
 
 logger = logging.getLogger("truloop.shim")
 
@@ -68,7 +69,9 @@ async def _read_limited(request: Request, limit: int) -> bytes | None:
     return bytes(body)
 
 
-def shim_routes(bridge: DeviceBridge, identify: Identify, *, max_body: int = MAX_BODY_BYTES) -> list[Route]:
+def shim_routes(
+    bridge: DeviceBridge, identify: Identify, device_tools: DeviceTools, *, max_body: int = MAX_BODY_BYTES
+) -> list[Route]:
     async def caller_of(request: Request) -> DeviceCaller | Response:
         caller = await identify(request)
         if caller is None:
@@ -94,16 +97,13 @@ def shim_routes(bridge: DeviceBridge, identify: Identify, *, max_body: int = MAX
             if call is None or call.user_id != user_id:
                 outcome = await bridge.answer(user_id, response) if call is None else Outcome.UNKNOWN
                 return _unanswerable(outcome, response.id)
-            handler = BY_METHOD.get(call.method)
-            if handler is not None and response.error is None:
+            tool = device_tools.by_method(call.method)
+            if tool is not None and response.error is None:
                 try:
-                    handler.validate_result(response.result)
+                    device_result(tool, response.result)
                 except ValidationError as exc:
-                    problems = [
-                        {"field": ".".join(str(p) for p in e["loc"]), "problem": e["msg"]}
-                        for e in exc.errors(include_url=False, include_input=False)[:10]
-                    ]
-                    return _refuse(422, response.id, INVALID_PARAMS, f"The result does not fit {call.method}", problems)
+                    found = [{"field": f, "problem": m} for f, m in problems(exc, whole="result", limit=10)]
+                    return _refuse(422, response.id, INVALID_PARAMS, f"The result does not fit {call.method}", found)
             outcome = await bridge.answer(user_id, response)
         except Exception as exc:
             logger.warning("tool-message could not reach the bridge store: %s", type(exc).__name__)

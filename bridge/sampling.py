@@ -15,9 +15,10 @@ from typing import Any
 import mcp.types as types
 
 from bridge.elicitation import CannotAsk, McpAsker
-from toolsets.context import ComposeRequest, ToolContext
+from toolsets.context import ComposeRequest, ToolContext, nested_context
 from toolsets.dispatch import dispatch
-from toolsets.envelope import ToolOk
+from toolsets.envelope import ToolInputRequired, ToolOk
+from toolsets.errors import InputRequired
 from toolsets.toolset import AbstractToolset
 
 logger = logging.getLogger("truloop.sampling")
@@ -50,7 +51,7 @@ class SamplingComposer:
         )
         messages = [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))]
         tools = mcp_tools(request.tools) if offer_tools else None
-        inner = ToolContext(caller=ctx.caller, confirm_policy=ctx.confirm_policy, services=ctx.services)
+        inner = nested_context(ctx)
         for round_no in range(MAX_ROUNDS):
             params = types.CreateMessageRequestParams(
                 messages=messages,
@@ -75,19 +76,22 @@ class SamplingComposer:
         return None
 
     async def _run_tools(
-        self, key: str, uses: list[types.ToolUseContent], toolset: AbstractToolset, ctx: ToolContext
+        self, key: str, uses: list[types.ToolUseContent], toolset: AbstractToolset, ctx: ToolContext[Any]
     ) -> list[Any]:
-        remembered = self._asker.recall(key)
-        if remembered is None:
-            remembered = []
-            for use in uses:
-                outcome = await dispatch(toolset, use.name, use.input, ctx)
-                if isinstance(outcome, ToolOk):
-                    text, failed = json.dumps(outcome.data.model_dump(mode="json"), ensure_ascii=False), False
-                else:
-                    text, failed = json.dumps(getattr(outcome, "structured", lambda: {})(), ensure_ascii=False), True
-                remembered.append({"id": use.id, "text": text, "error": failed})
-            self._asker.remember(key, remembered)
+        """Run the model's tool uses in order; each finished one is remembered at once, so a use that has
+        to ask the client first (confirmation, a deferred tool) suspends the call and, on the retry, the
+        uses before it are not run again."""
+        done: list[dict[str, Any]] = list(self._asker.recall(key) or [])
+        for use in uses[len(done) :]:
+            outcome = await dispatch(toolset, use.name, use.input, ctx)
+            if isinstance(outcome, ToolInputRequired):
+                raise InputRequired(outcome.payload)
+            if isinstance(outcome, ToolOk):
+                text, failed = json.dumps(outcome.data.model_dump(mode="json"), ensure_ascii=False), False
+            else:
+                text, failed = json.dumps(outcome.structured(), ensure_ascii=False), True
+            done.append({"id": use.id, "text": text, "error": failed})
+            self._asker.remember(key, done)
         return [
             types.ToolResultContent(
                 type="tool_result",
@@ -95,5 +99,5 @@ class SamplingComposer:
                 content=[types.TextContent(type="text", text=item["text"])],
                 is_error=item["error"],
             )
-            for item in remembered
+            for item in done
         ]

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
+from pydantic import SecretStr
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger("truloop.sendbird")
 
-APP_ID_ENV = "SENDBIRD_APP_ID"
-API_TOKEN_ENV = "SENDBIRD_API_TOKEN"
-SENDER_ENV = "SENDBIRD_SENDER_ID"
-CHANNEL_TEMPLATE_ENV = "SENDBIRD_CHANNEL_URL_TEMPLATE"
 DEFAULT_SENDER = "truloop-assistant"
 DEFAULT_CHANNEL_TEMPLATE = "truloop-agent-{user_id}"
 READ_TIMEOUT_S = 10.0
@@ -31,41 +29,39 @@ EMPTY_MESSAGE_TEXT = "agent-rpc"  # a MESG needs some text; the app acts on `dat
 _APP_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")  # it becomes part of the host name
 
 
+def check_app_id(app_id: str) -> str:
+    if not _APP_ID.fullmatch(app_id):
+        raise ValueError("a Sendbird application id is letters, digits and dashes")
+    return app_id
+
+
+def check_channel_template(template: str) -> str:
+    try:
+        template.format(user_id="probe")
+    except (KeyError, IndexError, ValueError):
+        raise ValueError("a channel URL template may use only the {user_id} placeholder") from None
+    return template
+
+
 class SendbirdChannel:
     """`bridge.service.ChannelSender` over the Sendbird Chat Platform API; upstream failures give False, never raise."""
 
     def __init__(
         self,
         app_id: str,
-        api_token: str,
+        api_token: SecretStr,
         *,
         sender_id: str = DEFAULT_SENDER,
         channel_url_template: str = DEFAULT_CHANNEL_TEMPLATE,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        if not _APP_ID.fullmatch(app_id):
-            raise ValueError(f"{APP_ID_ENV} must be the Sendbird application id (letters, digits and dashes)")
-        if not api_token:
-            raise ValueError(f"{API_TOKEN_ENV} must be a Sendbird API token")
-        try:
-            channel_url_template.format(user_id="probe")
-        except (KeyError, IndexError, ValueError):
-            raise ValueError(f"{CHANNEL_TEMPLATE_ENV} may use only the {{user_id}} placeholder") from None
-        self.app_id = app_id
+        if not api_token.get_secret_value():
+            raise ValueError("a Sendbird API token is required")
+        self.app_id = check_app_id(app_id)
+        self.channel_url_template = check_channel_template(channel_url_template)
         self.sender_id = sender_id
-        self.channel_url_template = channel_url_template
         self._api_token = api_token
         self._transport = transport
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str], *, transport: httpx.AsyncBaseTransport | None = None) -> SendbirdChannel:
-        return cls(
-            env.get(APP_ID_ENV, ""),
-            env.get(API_TOKEN_ENV, ""),
-            sender_id=env.get(SENDER_ENV) or DEFAULT_SENDER,
-            channel_url_template=env.get(CHANNEL_TEMPLATE_ENV) or DEFAULT_CHANNEL_TEMPLATE,
-            transport=transport,
-        )
 
     def __repr__(self) -> str:
         return f"SendbirdChannel(app_id={self.app_id!r}, sender_id={self.sender_id!r})"
@@ -78,6 +74,8 @@ class SendbirdChannel:
         return f"https://api-{self.app_id}.sendbird.com/v3/group_channels/{channel}/messages"
 
     async def send(self, user_id: str, envelope: dict[str, Any]) -> bool:
+        import httpx  # here, so the settings can check an app id without loading the HTTP stack
+
         body = {
             "message_type": "MESG",
             "user_id": self.sender_id,
@@ -85,7 +83,7 @@ class SendbirdChannel:
             "custom_type": envelope.get("custom_type") or "agent-rpc",
             "data": envelope["data"],
         }
-        headers = {"Api-Token": self._api_token, "Content-Type": "application/json; charset=utf8"}
+        headers = {"Api-Token": self._api_token.get_secret_value(), "Content-Type": "application/json; charset=utf8"}
         channel = self.channel_url(user_id)
         timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
         try:
@@ -113,7 +111,7 @@ class SendbirdChannel:
         return False
 
     def _redacted(self, text: str) -> str:
-        return text.replace(self._api_token, "[redacted]")
+        return text.replace(self._api_token.get_secret_value(), "[redacted]")
 
 
 def _field(response: httpx.Response, name: str) -> Any:

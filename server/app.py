@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Any
 
 from bridge.delivery import DeviceDelivery
@@ -22,25 +20,31 @@ def default_caller(settings: Settings) -> Caller:
 
 def build_bridge(settings: Settings) -> DeviceBridge:
     backend: BridgeBackend
-    if settings.redis_url:
+    if settings.redis_url is not None:
         from bridge.redis_backend import RedisBackend
 
-        backend = RedisBackend(settings.redis_url, prefix=settings.redis_prefix)
+        backend = RedisBackend(settings.redis_url.get_secret_value(), prefix=settings.redis_prefix)
     else:
         backend = MemoryBackend()
-    return DeviceBridge(backend, extra_channel=sendbird_channel(os.environ))
+    return DeviceBridge(backend, extra_channel=sendbird_channel(settings))
 
 
-def sendbird_channel(env: Mapping[str, str]) -> ChannelSender | None:
-    if not (env.get("SENDBIRD_APP_ID") and env.get("SENDBIRD_API_TOKEN")):
+def sendbird_channel(settings: Settings) -> ChannelSender | None:
+    """The Sendbird route to the user's app, when both its app id and its token are set."""
+    if settings.sendbird_app_id is None or settings.sendbird_api_token is None:
         return None
     from bridge.sendbird import SendbirdChannel
 
-    return SendbirdChannel.from_env(env)
+    return SendbirdChannel(
+        settings.sendbird_app_id,
+        settings.sendbird_api_token,
+        sender_id=settings.sendbird_sender_id,
+        channel_url_template=settings.sendbird_channel_url_template,
+    )
 
 
 def build_services(settings: Settings, bridge: DeviceBridge | None = None) -> Services:
-    services = Services(data_dir=settings.data_dir, docs_dir=settings.resolved_docs_dir)
+    services = Services(data_dir=settings.data_dir, docs_dir=settings.resolved_docs_dir, keys=settings.upstream_keys)
     if bridge is not None:
         services.delivery = DeviceDelivery(bridge)
     return services
@@ -60,7 +64,9 @@ def build_server(
     if settings.state_keys:
         from mcp.server.request_state import RequestStateSecurity
 
-        kwargs["request_state_security"] = RequestStateSecurity(keys=list(settings.state_keys))
+        kwargs["request_state_security"] = RequestStateSecurity(
+            keys=[key.get_secret_value() for key in settings.state_keys]
+        )
     bridge = bridge or build_bridge(settings)
     return TruloopMCP(
         surface,

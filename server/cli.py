@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
+import textwrap
+import typing
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from server.settings import Settings
 
 PROG = "truloop-mcp"
 
@@ -21,50 +25,11 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _csv(value: str | None) -> tuple[str, ...]:
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
-
-
-def _env_number(name: str, default: int | float, parse: type[int] | type[float], example: str) -> Any:
-    """A numeric environment variable, or `default`; a bad value ends the program with one clear line."""
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        return parse(raw)
-    except ValueError:
-        shown = f"{default:g}" if parse is float else str(default)
-        _fail(f"{name}: must be {example} such as {shown}; got {raw!r}")
-
-
-# The flag (and variable) a setting comes from, so an error names what the user typed.
-SETTING_NAMES = {
-    "transport": "--transport",
-    "host": "--host",
-    "port": "--port",
-    "profile": "--profile",
-    "user": "--user / TRULOOP_USER",
-    "timezone": "--timezone / TRULOOP_TIMEZONE",
-    "data_dir": "--data-dir / TRULOOP_DATA_DIR",
-    "docs_dir": "--docs / TRULOOP_DOCS_DIR",
-    "redis_url": "--redis-url / REDIS_URL",
-    "redis_prefix": "TRULOOP_REDIS_PREFIX",
-    "deferred_timeout": "--deferred-timeout / TRULOOP_DEFERRED_TIMEOUT",
-    "jwt_secret": "TRULOOP_JWT_SECRET",
-    "jwt_issuer": "TRULOOP_JWT_ISSUER",
-    "state_keys": "TRULOOP_STATE_KEYS",
-    "allowed_hosts": "--allowed-host / TRULOOP_ALLOWED_HOSTS",
-    "allowed_origins": "--allowed-origin / TRULOOP_ALLOWED_ORIGINS",
-    "max_sessions_per_user": "--max-sessions-per-user / TRULOOP_MAX_SESSIONS_PER_USER",
-    "max_device_streams_per_user": "--max-device-streams-per-user / TRULOOP_MAX_DEVICE_STREAMS_PER_USER",
-    "max_line_bytes": "--max-line-bytes / TRULOOP_MAX_LINE_BYTES",
-}
-
 # Third-party loggers that, at DEBUG, print whole messages (results with emails, phones, memories).
 CHATTY_LOGGERS = ("sse_starlette", "mcp", "httpx", "httpcore", "uvicorn", "redis", "urllib3", "asyncio")
 
 
-EPILOG = """\
+SUBCOMMANDS = """\
 subcommands (run instead of the server):
   truloop-mcp users import FILE  import users from a JSON list or a CSV file
                                  with a header
@@ -72,131 +37,76 @@ subcommands (run instead of the server):
                                  integration into <docs>/notion/
   (`truloop-mcp users --help`, `truloop-mcp notion --help` for their options)
 
-An MCP host starts the server itself: see README.md, "Add it to a host".
+Flags win over environment variables, which win over defaults; an empty value
+counts as unset. An MCP host starts the server itself: see README.md, "Add it
+to a host".
 """
 
 
+def _plain(text: str) -> str:
+    """Help text for argparse: no markdown marks, `%` escaped."""
+    return text.replace("`", "").replace("*", "").replace("%", "%%")
+
+
+def add_setting_flags(parser: argparse.ArgumentParser, only: Collection[str] | None = None) -> None:
+    """One flag per setting that has one, as the settings model declares it. Values stay strings for the
+    model to validate, and a flag not given is absent from the parsed namespace (so the environment counts)."""
+    from server.settings import Settings, sources
+    from server.settings_text import choices_of, shown_default
+
+    for name, source in sources().items():
+        if source.flag is None or (only is not None and name not in only):
+            continue
+        field = Settings.model_fields[name]
+        env = f" [{source.env}]" if source.env else ""
+        help_text = _plain(f"{source.help} (default: {shown_default(name)}){env}")
+        if field.annotation is bool:
+            parser.add_argument(source.flag, dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
+            continue
+        parser.add_argument(
+            source.flag,
+            dest=name,
+            action="append" if typing.get_origin(field.annotation) is tuple else "store",
+            metavar=source.metavar or "{" + ",".join(choices_of(field)) + "}",
+            default=argparse.SUPPRESS,
+            help=help_text,
+        )
+
+
+def environment_only_help() -> str:
+    """The settings without a flag, for the end of --help."""
+    from server.settings import sources
+    from server.settings_text import shown_default
+
+    lines = ["environment variables without a flag:"]
+    for name, source in sources().items():
+        if source.flag is None and source.env is not None:
+            text = _plain(f"{source.help} (default: {shown_default(name)})").replace("%%", "%")
+            lines.append(f"  {source.env}")
+            lines += textwrap.wrap(text, width=78, initial_indent=" " * 6, subsequent_indent=" " * 6)
+    return "\n".join(lines) + "\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    env = os.environ.get
-    p = OneLineParser(
+    parser = OneLineParser(
         prog=PROG,
         description="The truloop assistant's toolsets as an MCP server.",
-        epilog=EPILOG,
+        epilog=f"{environment_only_help()}\n{SUBCOMMANDS}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "--transport",
-        choices=["stdio", "sse", "http"],
-        default="stdio",
-        help="stdio (default); http = streamable HTTP at /mcp (the HTTP app also serves SSE); "
-        "sse = the same HTTP app, for hosts that want the legacy /sse endpoint",
-    )
-    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000; 0 picks a free one)")
-    p.add_argument(
-        "--profile",
-        choices=["member", "notification-safe", "guest"],
-        default="member",
-        help="toolsets published on stdio and unauthenticated HTTP (with a JWT secret, the token's role decides)",
-    )
-    p.add_argument("--user", default=env("TRULOOP_USER", "local"), help="identity on stdio [TRULOOP_USER]")
-    p.add_argument(
-        "--timezone",
-        default=env("TRULOOP_TIMEZONE"),
-        help="the --user's IANA time zone [TRULOOP_TIMEZONE; default: this machine's]",
-    )
-    p.add_argument("--data-dir", default=env("TRULOOP_DATA_DIR"), help="embedded store [TRULOOP_DATA_DIR]")
-    p.add_argument(
-        "--docs",
-        dest="docs_dir",
-        default=env("TRULOOP_DOCS_DIR"),
-        help="knowledge-base folder [TRULOOP_DOCS_DIR; default <data-dir>/docs]",
-    )
-    p.add_argument("--redis-url", default=env("REDIS_URL"), help="shared state for replicas [REDIS_URL]")
-    p.add_argument(
-        "--deferred-timeout",
-        type=float,
-        default=_env_number("TRULOOP_DEFERRED_TIMEOUT", 300.0, float, "a number of seconds"),
-        help="seconds a deferred tool waits for the device (default 300) [TRULOOP_DEFERRED_TIMEOUT]",
-    )
-    p.add_argument("--demo", action="store_true", help="seed a small demo data set if the store is empty")
-    p.add_argument(
-        "--confirm",
-        choices=["auto", "strict", "off"],
-        default=env("TRULOOP_CONFIRM", "auto"),
-        help="confirmation of destructive tools (default auto) [TRULOOP_CONFIRM]",
-    )
-    p.add_argument(
-        "--allowed-host",
-        dest="allowed_hosts",
-        action="append",
-        default=None,
-        help="Host header to accept (repeatable, e.g. mcp.example.com:443) [TRULOOP_ALLOWED_HOSTS]",
-    )
-    p.add_argument(
-        "--allowed-origin",
-        dest="allowed_origins",
-        action="append",
-        default=None,
-        help="Origin header to accept (repeatable) [TRULOOP_ALLOWED_ORIGINS]",
-    )
-    p.add_argument(
-        "--max-sessions-per-user",
-        type=int,
-        default=_env_number("TRULOOP_MAX_SESSIONS_PER_USER", 64, int, "a whole number"),
-        help="open MCP sessions (streamable HTTP + SSE) one user may hold; past it 429 (default 64) "
-        "[TRULOOP_MAX_SESSIONS_PER_USER]",
-    )
-    p.add_argument(
-        "--max-device-streams-per-user",
-        type=int,
-        default=_env_number("TRULOOP_MAX_DEVICE_STREAMS_PER_USER", 8, int, "a whole number"),
-        help="open device streams one user may hold; past it 429 (default 8) [TRULOOP_MAX_DEVICE_STREAMS_PER_USER]",
-    )
-    p.add_argument(
-        "--max-line-bytes",
-        type=int,
-        default=_env_number("TRULOOP_MAX_LINE_BYTES", 16 * 1024 * 1024, int, "a whole number"),
-        help="stdio: longest accepted line; longer ones are refused while read (default 16 MiB) "
-        "[TRULOOP_MAX_LINE_BYTES]",
-    )
-    p.add_argument(
-        "--log-level",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        default=env("TRULOOP_LOG_LEVEL", "WARNING"),
-        help="stderr log level (default WARNING)",
-    )
-    return p
+    add_setting_flags(parser)
+    return parser
 
 
-def settings_from_args(args: argparse.Namespace) -> Any:
-    from server.settings import Settings
+def settings_or_exit(flags: Mapping[str, Any]) -> Settings:
+    """The settings from these flags and the environment; a bad value ends the program with one line."""
+    from server.settings import load_settings
+    from server.settings_text import explain
 
-    values: dict[str, Any] = {
-        "transport": args.transport,
-        "host": args.host,
-        "port": args.port,
-        "profile": args.profile,
-        "user": args.user,
-        "demo": args.demo,
-        "confirm": args.confirm,
-        "log_level": args.log_level,
-        "redis_url": args.redis_url or None,
-        "redis_prefix": os.environ.get("TRULOOP_REDIS_PREFIX") or "truloop:",
-        "deferred_timeout": args.deferred_timeout,
-        "jwt_secret": os.environ.get("TRULOOP_JWT_SECRET") or None,
-        "jwt_issuer": os.environ.get("TRULOOP_JWT_ISSUER") or None,
-        "state_keys": _csv(os.environ.get("TRULOOP_STATE_KEYS")),
-        "allowed_hosts": tuple(args.allowed_hosts or _csv(os.environ.get("TRULOOP_ALLOWED_HOSTS"))),
-        "allowed_origins": tuple(args.allowed_origins or _csv(os.environ.get("TRULOOP_ALLOWED_ORIGINS"))),
-        "max_sessions_per_user": args.max_sessions_per_user,
-        "max_device_streams_per_user": args.max_device_streams_per_user,
-        "max_line_bytes": args.max_line_bytes,
-    }
-    for key in ("timezone", "data_dir", "docs_dir"):
-        if getattr(args, key):
-            values[key] = getattr(args, key)
-    return Settings(**values)
+    try:
+        return load_settings(flags)
+    except ValidationError as exc:
+        _fail(explain(exc))
 
 
 def _fail(message: str) -> NoReturn:
@@ -217,14 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         from server.commands import run as run_command
 
         return run_command(argv)
-    args = build_parser().parse_args(argv)
-    try:
-        settings = settings_from_args(args)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field = str(first["loc"][0]) if first["loc"] else ""
-        where = SETTING_NAMES.get(field, field)
-        _fail(f"{where + ': ' if where else ''}{first['msg'].removeprefix('Value error, ')}")
+    settings = settings_or_exit(vars(build_parser().parse_args(argv)))
     configure_logging(settings.log_level)
     if settings.transport == "stdio":
         from server.greeting import greet_terminal

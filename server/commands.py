@@ -6,18 +6,22 @@ import argparse
 import csv
 import io
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from server.cli import PROG, OneLineParser
-from server.settings import default_data_dir
+from server.cli import PROG, OneLineParser, add_setting_flags, settings_or_exit
+from toolsets.problems import describe
+
+if TYPE_CHECKING:
+    from server.settings import Settings
+    from toolsets.services import Services
 
 COMMANDS = ("users", "notion")
+STORE_SETTINGS = ("data_dir", "docs_dir")  # the server's flags the subcommands take too
 
 
 class CommandError(Exception):
@@ -33,8 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     notion = sub.add_parser("notion", help="the Notion mirror").add_subparsers(dest="action", required=True)
     notion.add_parser("sync", help="copy the pages shared with NOTION_TOKEN's integration into <docs>/notion/")
     for action in (imp, *notion.choices.values()):
-        action.add_argument("--data-dir", default=os.environ.get("TRULOOP_DATA_DIR"), help="embedded store")
-        action.add_argument("--docs", dest="docs_dir", default=os.environ.get("TRULOOP_DOCS_DIR"), help="docs folder")
+        add_setting_flags(action, only=STORE_SETTINGS)
     return parser
 
 
@@ -66,9 +69,7 @@ def read_users(path: Path) -> list[Any]:
         try:
             user = UserRecord.model_validate({k: v for k, v in row.items() if v is not None})
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            field = ".".join(str(part) for part in first["loc"])
-            raise CommandError(f"{path}: record {number}: {field}: {first['msg']}") from None
+            raise CommandError(f"{path}: record {number}: {describe(exc, whole='record', limit=1)}") from None
         if user.id in seen:
             raise CommandError(f"{path}: record {number}: id {user.id!r} appears twice")
         seen.add(user.id)
@@ -76,20 +77,19 @@ def read_users(path: Path) -> list[Any]:
     return users
 
 
-def _services(args: argparse.Namespace) -> Any:
+def _services(settings: Settings) -> Services:
     from toolsets.services import Services
 
-    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    docs_dir = Path(args.docs_dir) if args.docs_dir else data_dir / "docs"
-    return Services(data_dir=data_dir, docs_dir=docs_dir)
+    return Services(data_dir=settings.data_dir, docs_dir=settings.resolved_docs_dir, keys=settings.upstream_keys)
 
 
 def run(argv: Sequence[str]) -> None:
     args = _parser().parse_args(argv)
+    settings = settings_or_exit({name: getattr(args, name) for name in STORE_SETTINGS if hasattr(args, name)})
     try:
         if args.group == "users":
             users = read_users(Path(args.file))
-            services = _services(args)
+            services = _services(settings)
             import sqlite3
 
             try:
@@ -98,15 +98,15 @@ def run(argv: Sequence[str]) -> None:
                 raise CommandError(f"nothing imported: {exc} (a username is already taken by another id?)") from None
             print(f"imported {count} users into {services.db.path}")
         else:
-            token = os.environ.get("NOTION_TOKEN", "").strip()
-            if not token:
+            token = settings.notion_token
+            if token is None:
                 raise CommandError("set NOTION_TOKEN to a Notion integration secret to sync pages")
             import anyio
 
             from toolsets.upstream.notion import sync_notion
 
-            services = _services(args)
-            stats = anyio.run(lambda: sync_notion(services, token=token, report=lambda line: print(line)))
+            docs = settings.resolved_docs_dir
+            stats = anyio.run(lambda: sync_notion(docs, token=token, report=lambda line: print(line)))
             print(f"notion sync: {stats}")
     except CommandError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")

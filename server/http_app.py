@@ -20,6 +20,7 @@ from server.app import build_bridge, build_server, build_services
 from server.host_guard import HostOriginGuard
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
+from toolsets.profiles import device_tools
 
 logger = logging.getLogger("truloop.http")
 
@@ -49,7 +50,7 @@ def host_guard(settings: Settings) -> list[Middleware]:
 def build_http_app(settings: Settings) -> Starlette:
     auth_kwargs: dict[str, Any] = {}
     middleware: list[Middleware] = []
-    if settings.jwt_secret:
+    if settings.jwt_secret is not None:
         from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
         from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
         from mcp.server.auth.settings import AuthSettings
@@ -85,7 +86,7 @@ def build_http_app(settings: Settings) -> Starlette:
     bridge = build_bridge(settings)
     services = build_services(settings, bridge)
     shared = {"bridge": bridge, "services": services, **auth_kwargs}
-    main = build_server(settings, member_profile="member" if settings.jwt_secret else None, **shared)
+    main = build_server(settings, member_profile="member" if settings.auth_enabled else None, **shared)
     safe = build_server(settings, member_profile="notification-safe", **shared)
     main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
     main_sse = main.sse_app(sse_path="/sse", message_path="/messages/", transport_security=guarded_by_the_app)
@@ -97,7 +98,7 @@ def build_http_app(settings: Settings) -> Starlette:
             await services.db.read(lambda conn: conn.execute("SELECT 1").fetchone())
         except Exception:
             report.update(status="degraded", store="unavailable")
-        if settings.redis_url:
+        if settings.redis_url is not None:
             try:
                 with anyio.fail_after(2):
                     await bridge.backend.ping()
@@ -107,7 +108,7 @@ def build_http_app(settings: Settings) -> Starlette:
         return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
 
     async def identify(request: Request) -> DeviceCaller | None:
-        if not settings.jwt_secret:
+        if not settings.auth_enabled:
             return DeviceCaller(settings.user, "member", None)
         user = request.scope.get("user")
         token = getattr(user, "access_token", None)
@@ -116,7 +117,10 @@ def build_http_app(settings: Settings) -> Starlette:
         role = (token.claims or {}).get("role", "guest")
         return DeviceCaller(token.subject, role, token.expires_at)
 
-    routes: list[BaseRoute] = [Route("/healthz", healthz, methods=["GET"]), *shim_routes(bridge, identify)]
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        *shim_routes(bridge, identify, device_tools()),
+    ]
     routes += main_http.routes
     routes += main_sse.routes
     routes.append(Mount("/notification-safe", routes=list(safe_http.routes)))
@@ -138,7 +142,7 @@ def build_http_app(settings: Settings) -> Starlette:
         sse_paths=("/sse",),
         device_stream_paths=("/api/v1/agent/rpc-stream",),
         is_live=is_live,
-        default_user=None if settings.jwt_secret else settings.user,
+        default_user=None if settings.auth_enabled else settings.user,
     )
     # outermost first: a rebound page is refused before its token or body is looked at
     stack = [*host_guard(settings), *middleware, caps]

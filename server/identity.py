@@ -9,6 +9,7 @@ from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
+from pydantic import SecretStr
 
 from toolsets.context import Caller, Role
 from toolsets.profiles import profiles
@@ -27,7 +28,7 @@ class JwtVerifier:
     (the user's IANA time zone).
     """
 
-    def __init__(self, secret: str, *, issuer: str | None = None, leeway: float = 30.0) -> None:
+    def __init__(self, secret: SecretStr, *, issuer: str | None = None, leeway: float = 30.0) -> None:
         self._secret = secret
         self._issuer = issuer
         self._leeway = leeway
@@ -38,7 +39,7 @@ class JwtVerifier:
         try:
             claims = jwt.decode(
                 token,
-                self._secret,
+                self._secret.get_secret_value(),
                 algorithms=["HS256"],
                 issuer=self._issuer,
                 leeway=self._leeway,

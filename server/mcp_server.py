@@ -71,7 +71,7 @@ class TruloopMCP(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
         caller, toolset = self.surface.resolve()
-        ctx = ToolContext(caller=caller, confirm_policy=self.confirm_policy, services=self.services)
+        ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
 
         if context is not None and _in_request(context):
             asker = McpAsker(context)

@@ -12,7 +12,7 @@ import json
 import mcp.types as types
 
 from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolOk, ToolResult
-from toolsets.toolset import Tool
+from toolsets.tool import Tool
 
 ERROR_META_KEY = "io.truloop/error"
 

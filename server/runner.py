@@ -6,8 +6,9 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 
@@ -93,19 +94,28 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def announce(address: tuple[str, int], stream: TextIO | None = None) -> None:
+    """One line on stderr, whatever the log level: where the server listens (the real port after `--port 0`)."""
+    from server.cli import PROG
+    from server.uvicorn_server import http_url
+
+    stream = stream or sys.stderr
+    stream.write(f"{PROG}: serving {http_url(address, '/mcp')} (SSE at /sse)\n")
+    stream.flush()
+
+
 async def _serve_http(settings: Settings) -> None:
     import uvicorn
 
     from server.http_app import build_http_app
+    from server.uvicorn_server import ReportingServer
 
     sock = _bind(settings.host, settings.port)
     app = build_http_app(settings)
     await _seed_demo(settings, app.state.services)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+    server = ReportingServer(config, on_started=announce)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
-    host, port = sock.getsockname()[:2]
-    logger.warning("serving MCP on http://%s:%s/mcp (SSE at /sse)", host, port)
 
     def stop() -> None:
         server.should_exit = True

@@ -1,19 +1,42 @@
-"""Runtime settings: command-line flags over environment variables over defaults (DESIGN section 3)."""
+"""The one configuration: every setting, its flag, its environment variable and its help, declared once.
+
+`load_settings(flags)` reads flags over environment variables over defaults; this is the only module that
+reads the environment. `Settings(...)` alone takes only what it is given (tests build it in-process).
+`--help` (server/cli.py), one-line errors and the README's table (server/settings_text.py) come from the fields.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from toolsets.context import ConfirmPolicy
 from toolsets.profiles import PROFILE_NAMES
+from toolsets.upstream.keys import UpstreamKeys
 
 Transport = Literal["stdio", "sse", "http"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a setting comes from and how it is documented. `help` may use `backticks` (the README keeps
+    them, --help drops them); `shown` is the documented default when the value is computed or unset."""
+
+    help: str
+    flag: str | None = None
+    env: str | None = None
+    metavar: str | None = None
+    shown: str | None = None
 
 
 def default_data_dir() -> Path:
@@ -55,31 +78,211 @@ def _check_secret(name: str, value: str) -> None:
         )
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class Settings(BaseSettings):
+    # validate_default stays off: a computed default (the data folder) is checked only when it is used
+    model_config = SettingsConfigDict(frozen=True, extra="forbid", validate_default=False)
 
-    transport: Transport = "stdio"
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=0, le=65535)
-    profile: str = "member"
-    user: str = Field(default="local", min_length=1, max_length=200)
-    timezone: str = Field(default_factory=local_timezone)
-    data_dir: Path = Field(default_factory=default_data_dir)
-    docs_dir: Path | None = None
-    redis_url: str | None = Field(default=None, repr=False)
-    redis_prefix: str = Field(default="truloop:", min_length=1, max_length=100)
-    deferred_timeout: float = Field(default=300.0, gt=0, le=3600)
-    demo: bool = False
-    jwt_secret: str | None = Field(default=None, repr=False)
-    jwt_issuer: str | None = None
-    state_keys: tuple[str, ...] = Field(default=(), repr=False)
-    confirm: ConfirmPolicy = ConfirmPolicy.AUTO
-    allowed_hosts: tuple[str, ...] = ()
-    allowed_origins: tuple[str, ...] = ()
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
-    max_sessions_per_user: int = Field(default=64, ge=1, le=10_000)
-    max_device_streams_per_user: int = Field(default=8, ge=1, le=1_000)
-    max_line_bytes: int = Field(default=16 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    transport: Annotated[
+        Transport,
+        Source(
+            "`http` serves streamable HTTP at `/mcp`; the same HTTP app also serves legacy SSE at `/sse` + "
+            "`/messages/` (so `sse` and `http` start the same app)",
+            flag="--transport",
+        ),
+    ] = "stdio"
+    host: Annotated[str, Source("HTTP bind address", flag="--host", metavar="ADDRESS")] = "127.0.0.1"
+    port: Annotated[
+        int, Source("HTTP port; `0` picks a free port (the log line says which)", flag="--port", metavar="N")
+    ] = Field(default=8000, ge=0, le=65535)
+    profile: Annotated[
+        str,
+        Source(
+            "toolsets published on stdio and on unauthenticated loopback HTTP (with a JWT secret the token's "
+            "role decides)",
+            flag="--profile",
+            metavar="|".join(PROFILE_NAMES),
+        ),
+    ] = "member"
+    user: Annotated[
+        str,
+        Source(
+            "identity on stdio (and unauthenticated loopback HTTP)", flag="--user", env="TRULOOP_USER", metavar="ID"
+        ),
+    ] = Field(default="local", min_length=1, max_length=200)
+    timezone: Annotated[
+        str,
+        Source(
+            'the `--user`\'s IANA zone ("today" for `get_day_of_week`)',
+            flag="--timezone",
+            env="TRULOOP_TIMEZONE",
+            metavar="ZONE",
+            shown="this machine's zone",
+        ),
+    ] = Field(default_factory=local_timezone)
+    data_dir: Annotated[
+        Path,
+        Source(
+            "embedded store",
+            flag="--data-dir",
+            env="TRULOOP_DATA_DIR",
+            metavar="DIR",
+            shown="`$XDG_DATA_HOME/truloop` or `~/.local/share/truloop`",
+        ),
+    ] = Field(default_factory=default_data_dir)
+    docs_dir: Annotated[
+        Path | None,
+        Source(
+            "knowledge-base folder", flag="--docs", env="TRULOOP_DOCS_DIR", metavar="DIR", shown="`<data-dir>/docs`"
+        ),
+    ] = None
+    redis_url: Annotated[
+        SecretStr | None,
+        Source(
+            "pending calls, device presence and wake-ups shared by several replicas (kept secret: it may hold "
+            "a password)",
+            flag="--redis-url",
+            env="REDIS_URL",
+            metavar="URL",
+        ),
+    ] = Field(default=None, repr=False)
+    redis_prefix: Annotated[str, Source("prefix of every Redis key", env="TRULOOP_REDIS_PREFIX")] = Field(
+        default="truloop:", min_length=1, max_length=100
+    )
+    deferred_timeout: Annotated[
+        float,
+        Source(
+            "seconds a deferred tool waits for the device",
+            flag="--deferred-timeout",
+            env="TRULOOP_DEFERRED_TIMEOUT",
+            metavar="SECONDS",
+        ),
+    ] = Field(default=300.0, gt=0, le=3600)
+    demo: Annotated[bool, Source("seed a small demo data set into an empty store", flag="--demo")] = False
+    confirm: Annotated[
+        ConfirmPolicy,
+        Source(
+            "confirmation of destructive tools (see *Confirming destructive tools*)",
+            flag="--confirm",
+            env="TRULOOP_CONFIRM",
+        ),
+    ] = ConfirmPolicy.AUTO
+    allowed_hosts: Annotated[
+        tuple[str, ...],
+        Source(
+            "`Host` header to accept (repeatable; the variable is comma-separated), e.g. `mcp.example.com:*`: "
+            "DNS-rebinding protection for a real hostname",
+            flag="--allowed-host",
+            env="TRULOOP_ALLOWED_HOSTS",
+            metavar="HOST",
+            shown="loopback names",
+        ),
+    ] = ()
+    allowed_origins: Annotated[
+        tuple[str, ...],
+        Source(
+            "`Origin` header to accept (repeatable; the variable is comma-separated)",
+            flag="--allowed-origin",
+            env="TRULOOP_ALLOWED_ORIGINS",
+            metavar="ORIGIN",
+            shown="loopback origins",
+        ),
+    ] = ()
+    max_sessions_per_user: Annotated[
+        int,
+        Source(
+            "open MCP sessions (HTTP + SSE) per user; past it 429 (see *Security model*)",
+            flag="--max-sessions-per-user",
+            env="TRULOOP_MAX_SESSIONS_PER_USER",
+            metavar="N",
+        ),
+    ] = Field(default=64, ge=1, le=10_000)
+    max_device_streams_per_user: Annotated[
+        int,
+        Source(
+            "open device streams per user; past it 429",
+            flag="--max-device-streams-per-user",
+            env="TRULOOP_MAX_DEVICE_STREAMS_PER_USER",
+            metavar="N",
+        ),
+    ] = Field(default=8, ge=1, le=1_000)
+    max_line_bytes: Annotated[
+        int,
+        Source(
+            "longest stdio line; longer ones are refused while read",
+            flag="--max-line-bytes",
+            env="TRULOOP_MAX_LINE_BYTES",
+            metavar="BYTES",
+        ),
+    ] = Field(default=16 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    log_level: Annotated[
+        LogLevel,
+        Source("stderr logging (stdout is the protocol on stdio)", flag="--log-level", env="TRULOOP_LOG_LEVEL"),
+    ] = "WARNING"
+    jwt_secret: Annotated[
+        SecretStr | None, Source("HS256 secret (>= 32 bytes) for bearer tokens on HTTP", env="TRULOOP_JWT_SECRET")
+    ] = Field(default=None, repr=False)
+    jwt_issuer: Annotated[str | None, Source("when set, tokens must carry this `iss`", env="TRULOOP_JWT_ISSUER")] = None
+    state_keys: Annotated[
+        tuple[SecretStr, ...],
+        Source(
+            "comma-separated secrets (>= 32 bytes, newest first) sealing 2026-07-28 `requestState`, so replicas "
+            "and restarts agree",
+            env="TRULOOP_STATE_KEYS",
+            shown="per-process key",
+        ),
+    ] = Field(default=(), repr=False)
+    google_maps_api_key: Annotated[
+        SecretStr | None, Source("Google Places API (New) key for `search_places`", env="GOOGLE_MAPS_API_KEY")
+    ] = Field(default=None, repr=False)
+    supermemory_api_key: Annotated[
+        SecretStr | None,
+        Source("keeps memories in Supermemory instead of the embedded store", env="SUPERMEMORY_API_KEY"),
+    ] = Field(default=None, repr=False)
+    notion_token: Annotated[
+        SecretStr | None, Source("Notion integration secret for `truloop-mcp notion sync`", env="NOTION_TOKEN")
+    ] = Field(default=None, repr=False)
+    sendbird_app_id: Annotated[
+        str | None,
+        Source(
+            "with `SENDBIRD_API_TOKEN`: deferred calls also reach the user's app as Sendbird group channel messages",
+            env="SENDBIRD_APP_ID",
+        ),
+    ] = None
+    sendbird_api_token: Annotated[SecretStr | None, Source("Sendbird Platform API token", env="SENDBIRD_API_TOKEN")] = (
+        Field(default=None, repr=False)
+    )
+    sendbird_sender_id: Annotated[
+        str, Source("the Sendbird bot user that sends the calls", env="SENDBIRD_SENDER_ID")
+    ] = Field(default="truloop-assistant", min_length=1)
+    sendbird_channel_url_template: Annotated[
+        str,
+        Source("each user's group channel; `{user_id}` is its only placeholder", env="SENDBIRD_CHANNEL_URL_TEMPLATE"),
+    ] = "truloop-agent-{user_id}"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)  # only what the caller passes; load_settings() adds the environment
+
+    @field_validator("allowed_hosts", "allowed_origins", "state_keys", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("google_maps_api_key", "supermemory_api_key", "notion_token", "sendbird_api_token", mode="before")
+    @classmethod
+    def _blank_key_is_unset(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip() or None
+        return value
 
     @field_validator("profile")
     @classmethod
@@ -102,24 +305,41 @@ class Settings(BaseModel):
 
     @field_validator("jwt_secret")
     @classmethod
-    def _strong_secret(cls, value: str | None) -> str | None:
-        if value is not None:
-            _check_secret("the secret", value)
-        return value or None
+    def _strong_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value():
+            return None
+        _check_secret("the secret", value.get_secret_value())
+        return value
 
     @field_validator("state_keys")
     @classmethod
-    def _strong_keys(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+    def _strong_keys(cls, value: tuple[SecretStr, ...]) -> tuple[SecretStr, ...]:
         for key in value:
-            _check_secret("every entry", key)
+            _check_secret("every entry", key.get_secret_value())
         return value
 
     @field_validator("redis_url")
     @classmethod
-    def _redis_url(cls, value: str | None) -> str | None:
-        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+    def _redis_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value():
+            return None
+        if not value.get_secret_value().startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must be a URL such as redis://127.0.0.1:6379/0 (or rediss://..., unix:///run/redis.sock)")
-        return value or None
+        return value
+
+    @field_validator("sendbird_app_id")
+    @classmethod
+    def _sendbird_app_id(cls, value: str | None) -> str | None:
+        from bridge.sendbird import check_app_id
+
+        return check_app_id(value) if value else None
+
+    @field_validator("sendbird_channel_url_template")
+    @classmethod
+    def _sendbird_template(cls, value: str) -> str:
+        from bridge.sendbird import check_channel_template
+
+        return check_channel_template(value)
 
     @field_validator("data_dir", "docs_dir")
     @classmethod
@@ -138,7 +358,7 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _safe_binding(self) -> Settings:
-        if self.transport != "stdio" and not self.jwt_secret and not is_loopback(self.host):
+        if self.transport != "stdio" and not self.auth_enabled and not is_loopback(self.host):
             raise ValueError(
                 f"refusing to serve {self.host} without authentication: set TRULOOP_JWT_SECRET, "
                 "or bind a loopback address such as 127.0.0.1"
@@ -152,3 +372,49 @@ class Settings(BaseModel):
     @property
     def auth_enabled(self) -> bool:
         return self.jwt_secret is not None
+
+    @property
+    def upstream_keys(self) -> UpstreamKeys:
+        return UpstreamKeys(
+            google_maps=self.google_maps_api_key, supermemory=self.supermemory_api_key, notion=self.notion_token
+        )
+
+
+# -- where values come from ----------------------------------------------------------------------------------
+
+
+def source_of(field: FieldInfo) -> Source:
+    found = [item for item in field.metadata if isinstance(item, Source)]
+    if len(found) != 1:
+        raise TypeError("every setting declares exactly one Source")
+    return found[0]
+
+
+def sources() -> dict[str, Source]:
+    """Every setting's Source, in declaration order (the order of --help and the README table)."""
+    return {name: source_of(field) for name, field in Settings.model_fields.items()}
+
+
+class DeclaredEnvironment(PydanticBaseSettingsSource):
+    """Each setting's own variable and nothing else: no prefix and no lookup by field name (a `HOST` or
+    `PORT` in a shell must not move the server). Values stay strings for the model to validate; an empty
+    variable counts as unset."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        name = source_of(field).env
+        return (os.environ.get(name) or None if name else None), name or field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for field_name, field in self.settings_cls.model_fields.items():
+            value, _, _ = self.get_field_value(field, field_name)
+            if value is not None:
+                found[field_name] = value
+        return found
+
+
+def load_settings(flags: Mapping[str, Any]) -> Settings:
+    """Flags (the ones given, by field name) over environment variables over defaults; an empty value is unset.
+    Raises pydantic's ValidationError; `settings_text.explain()` turns it into one line."""
+    given = {name: value for name, value in flags.items() if value not in ("", None)}
+    return Settings(**{**DeclaredEnvironment(Settings)(), **given})

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import free_port, spawn_http_server  # noqa: F401  (re-exported for tests)
-
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 

@@ -7,8 +7,10 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from toolsets.annotations import DESTRUCTIVE, READ_ONLY
+from toolsets.combined import CombinedToolset
 from toolsets.errors import ToolError
-from toolsets.toolset import CombinedToolset, Toolset
+from toolsets.profiles import with_policy
+from toolsets.toolset import Toolset
 
 sample = Toolset("sample")
 DELETED: list[str] = []
@@ -47,4 +49,4 @@ async def refuse(reason: Annotated[str, Field(description="What to say")]) -> Ca
     raise ToolError(f"refused: {reason}", code="not_found", retryable=True)
 
 
-CATALOG = {"test": CombinedToolset("test", sample)}
+CATALOG = {"test": with_policy(CombinedToolset("test", sample))}

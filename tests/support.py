@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
+import queue
+import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
-import httpx
 import jwt
 import mcp.types as types
+import pytest
 
 from server.app import build_server
 from server.identity import Surface
@@ -24,8 +26,13 @@ from server.settings import Settings
 from toolsets.context import Caller, ConfirmPolicy
 from toolsets.services import Services
 from toolsets.toolset import AbstractToolset
+from toolsets.upstream.keys import UpstreamKeys
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 SECRET = "test-secret-" + "x" * 32
+MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])  # the two protocol eras a client may speak
 BIN = Path(sys.executable).parent
 TRULOOP = str(BIN / "truloop-mcp")
 
@@ -41,9 +48,19 @@ def server_for(profile: str = "member", services: Services | None = None, **over
     return build_server(settings(profile=profile, **overrides), services=services)
 
 
-def services_for(data_dir: Path, *, transport: Any = None, env: Mapping[str, str] | None = None) -> Services:
+async def no_wait(seconds: float) -> None:
+    """A backoff sleep that returns at once: retries are counted, never waited for, in tests."""
+
+
+def services_for(data_dir: Path, *, transport: Any = None, keys: UpstreamKeys | None = None) -> Services:
     """Services on `data_dir`; `transport` (an httpx.MockTransport) stands in for the internet."""
-    return Services(data_dir=data_dir, docs_dir=data_dir / "docs", env=dict(env or {}), http_transport=transport)
+    return Services(
+        data_dir=data_dir,
+        docs_dir=data_dir / "docs",
+        keys=keys or UpstreamKeys(),
+        http_transport=transport,
+        retry_sleep=no_wait,
+    )
 
 
 def server_with(catalog: Mapping[str, AbstractToolset], policy: ConfirmPolicy = ConfirmPolicy.AUTO) -> TruloopMCP:
@@ -67,10 +84,82 @@ def answering(action: str, content: dict[str, Any] | None = None, seen: list[str
     return callback
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def mcp_client(base: str, bearer: str, mode: str = "auto", *, timeout: float = 30.0, **options: Any) -> Client:
+    """An MCP client of the server at `base` over streamable HTTP, with `bearer` as its token."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=timeout)
+    return Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode, **options)  # type: ignore[arg-type]
+
+
+# -- waiting for something to happen: an event where there is one, a bounded deadline where there is not --
+
+SERVING = re.compile(r"serving (http://\S+)/mcp\b")  # the line `truloop-mcp --transport http` writes once serving
+
+
+def read_until(stream: IO[bytes], needle: str, timeout: float = 20.0) -> str:
+    """Lines of a subprocess's pipe up to and including the first holding `needle`, read for at most
+    `timeout` s (the rest of the pipe is left unread). AssertionError, quoting what was read, at end of
+    stream or time-out."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode(errors="replace")
+            lines.put(line)
+            if needle in line:
+                return
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f"no {needle!r} within {timeout:g} s; read: {''.join(seen)!r}") from None
+        if line is None:
+            raise AssertionError(f"the stream ended without {needle!r}; read: {''.join(seen)!r}")
+        seen.append(line)
+        if needle in line:
+            return "".join(seen)
+
+
+def wait_for_line(
+    path: Path, pattern: re.Pattern[str], proc: subprocess.Popen[bytes], timeout: float = 20.0
+) -> re.Match[str]:
+    """The first match of `pattern` in the file `path` a running `proc` writes (its stderr, say), waited for
+    at most `timeout` s; RuntimeError with the file's text if `proc` exits first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        exited = proc.poll() is not None  # before reading: a line written just before exiting still counts
+        text = path.read_text(errors="replace") if path.exists() else ""
+        found = pattern.search(text)
+        if found:
+            return found
+        if exited:
+            raise RuntimeError(f"the process exited ({proc.returncode}) before {pattern.pattern!r}: {text}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no {pattern.pattern!r} within {timeout:g} s: {text}")
+        time.sleep(0.02)  # a file offers no event to await
+
+
+async def eventually(condition: Callable[[], bool | Awaitable[bool]], seconds: float = 10.0) -> None:
+    """Wait until `condition()` holds, at most `seconds`: for state with no event to await (a store,
+    a list another task fills); prefer an `anyio.Event` wherever the code under test offers one."""
+    import inspect
+
+    import anyio
+
+    with anyio.fail_after(seconds):
+        while True:
+            held = condition()
+            if await held if inspect.isawaitable(held) else held:
+                return
+            await anyio.sleep(0.02)
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -83,8 +172,8 @@ def child_env(**extra: str) -> dict[str, str]:
 def stdio_server_process(
     *args: str, use_pty: bool = False, env: Mapping[str, str] | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """`truloop-mcp` over stdio whose stdin is a pipe (`proc.stdin`) or a terminal (a pty held open here,
-    as a person at a terminal would); stdout and stderr are pipes. Killed if still running at the end."""
+    """`truloop-mcp` over stdio whose stdin is a pipe or a terminal (a pty held open here, as a person at a
+    terminal would); `proc.stdin` writes to either. stdout and stderr are pipes. Killed if still running at the end."""
     parent = child = None
     if use_pty:
         import pty
@@ -97,23 +186,25 @@ def stdio_server_process(
         stderr=subprocess.PIPE,
         env=dict(env or child_env()),
     )
-    if child is not None:
+    if child is not None and parent is not None:
         os.close(child)
+        proc.stdin = open(parent, "wb", buffering=0)  # noqa: SIM115 - what is typed at the terminal; closed below
     try:
         yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if parent is not None:
-            os.close(parent)
+        if use_pty and proc.stdin is not None:
+            proc.stdin.close()
 
 
 @contextlib.contextmanager
 def http_server_process(
     *args: str, env: Mapping[str, str] | None = None, stderr_path: Path | None = None, timeout: float = 20.0
 ) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
-    """Run `truloop-mcp --transport http` on a free loopback port; yields (base URL, process, stderr file).
+    """Run `truloop-mcp --transport http --port 0` on loopback; yields (base URL, process, stderr file) once
+    it serves, its port read from the line it writes on stderr (no free port guessed, so no race for one).
 
     stderr goes to a file (a pipe nobody reads could fill and stall the server) that a test can check.
     Without `--data-dir` the server gets a temporary one: a test never writes into the user's real store.
@@ -123,22 +214,11 @@ def http_server_process(
         if "--data-dir" not in args and not env.get("TRULOOP_DATA_DIR"):
             args = (*args, "--data-dir", str(Path(scratch) / "data"))
         log = stderr_path or Path(scratch) / "server.stderr"
-        port = free_port()
-        cmd = [TRULOOP, "--transport", "http", "--host", "127.0.0.1", "--port", str(port), *args]
+        cmd = [TRULOOP, "--transport", "http", "--host", "127.0.0.1", "--port", "0", *args]
         with log.open("wb") as err:
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + timeout
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"server exited early: {log.read_text(errors='replace')}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{base}/healthz", timeout=1.0).status_code in (200, 503):
-                        break
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server did not become healthy in time")
-                time.sleep(0.05)
+            base = wait_for_line(log, SERVING, proc, timeout).group(1)
             yield base, proc, log
         finally:
             proc.terminate()
@@ -151,26 +231,29 @@ def http_server_process(
 
 @contextlib.contextmanager
 def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout: float = 20.0) -> Iterator[str]:
-    """Run `truloop-mcp --transport http` on a free loopback port; yields its base URL."""
+    """Run `truloop-mcp --transport http` on a loopback port of its choosing; yields its base URL."""
     with http_server_process(*args, env=env, timeout=timeout) as (base, _, _):
         yield base
 
 
 @contextlib.asynccontextmanager
-async def serve_in_process(app: Any) -> Any:
-    """Serve an ASGI app with uvicorn on a free loopback port inside the test's event loop."""
+async def serve_in_process(app: Any) -> AsyncIterator[str]:
+    """Serve an ASGI app with uvicorn on a loopback port the kernel picks, inside the test's event loop;
+    yields its base URL once it serves."""
     import anyio
     import uvicorn
 
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    from server.uvicorn_server import ReportingServer, http_url
+
+    serving = anyio.Event()
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = ReportingServer(config, on_started=lambda _: serving.set())
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
         with anyio.fail_after(10):
-            while not server.started:  # noqa: ASYNC110 - uvicorn exposes a flag, not an event
-                await anyio.sleep(0.01)
+            await serving.wait()
         try:
-            yield f"http://127.0.0.1:{port}"
+            yield http_url(server.bound_address())
         finally:
             server.should_exit = True
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support import TRULOOP, child_env, free_port
+from tests.support import TRULOOP, child_env, http_server_process
 
 A_FILE = str(Path(__file__).resolve())
 
@@ -70,46 +70,44 @@ def test_port_in_use_is_one_line() -> None:
     assert "Traceback" not in proc.stderr
 
 
-def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
-    """A `truloop-mcp --transport http` subprocess whose signals the test sends itself."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [TRULOOP, "--transport", "http", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(),
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
+def test_port_0_serves_on_a_free_port_and_says_which_once_whatever_the_log_level() -> None:
+    with http_server_process("--log-level", "ERROR") as (base, _, log):
+        assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+        lines = [line for line in log.read_text().splitlines() if "serving" in line]
+    assert lines == [f"truloop-mcp: serving {base}/mcp (SSE at /sse)"]
+    assert not base.endswith(":0")
+
+
+def test_the_serving_line_brackets_an_ipv6_host() -> None:
+    from server.runner import announce
+
+    stream = io.StringIO()
+    announce(("::1", 8000), stream)
+    assert stream.getvalue() == "truloop-mcp: serving http://[::1]:8000/mcp (SSE at /sse)\n"
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_http_server_shuts_down_cleanly(signum: int) -> None:
-    proc, _ = start_http_server()
-    proc.send_signal(signum)
-    _, err = proc.communicate(timeout=15)
-    assert proc.returncode == 0, err
-    assert b"Traceback" not in err
+    with http_server_process() as (_, proc, log):
+        proc.send_signal(signum)
+        status = proc.wait(timeout=15)
+        err = log.read_text()
+    assert status == 0, err
+    assert "Traceback" not in err
 
 
 def test_http_shutdown_is_not_held_by_an_open_device_stream() -> None:
-    proc, base = start_http_server()
-    with httpx.stream("GET", f"{base}/api/v1/agent/rpc-stream", timeout=30) as stream:
-        lines = stream.iter_lines()
-        assert next(lines) == ": connected"
-        started = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        for _ in lines:  # the server ends the stream instead of heartbeating on
-            pass
-    _, err = proc.communicate(timeout=15)
-    assert proc.returncode == 0, err
-    assert time.monotonic() - started < 8
+    with http_server_process() as (base, proc, log):
+        with httpx.stream("GET", f"{base}/api/v1/agent/rpc-stream", timeout=30) as stream:
+            lines = stream.iter_lines()
+            assert next(lines) == ": connected"
+            proc.send_signal(signal.SIGTERM)
+            for _ in lines:  # the server ends the stream instead of heartbeating on
+                pass
+        status = proc.wait(timeout=15)
+        err = log.read_text()
+    assert status == 0, err
+    assert "shutdown took longer" not in err  # a graceful stop, not the hard exit that ends a stuck one
 
 
 def test_the_listening_socket_is_tcp_so_responses_are_not_delayed_by_nagle() -> None:

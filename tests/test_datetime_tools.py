@@ -8,9 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from mcp import Client
 
-from tests.support import error_of, server_for
-
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+from tests.support import MODES, error_of, server_for
 
 
 @pytest.mark.anyio

@@ -13,9 +13,8 @@ from mcp import Client
 
 from bridge.jsonrpc import RpcResponse
 from server.mcp_server import TruloopMCP
-from tests.support import answering, payload, server_for
+from tests.support import MODES, answering, eventually, payload, server_for
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 CONFIRM = {"notification_message": "Asking you...", "title": "Share", "message": "Share your calendar with Minji?"}
 PERMISSION = {"notification_message": "Checking...", "permission": "calendar.read"}
 CALENDAR = {"notification_message": "Reading your calendar", "start_date": "2026-03-09T00:00:00+09:00",
@@ -221,21 +220,26 @@ async def test_client_cancellation_withdraws_the_pending_call() -> None:
     seen: list[str] = []
     ready = anyio.Event()
 
-    async def silent_device() -> None:
+    async def silent_device(calling: anyio.CancelScope) -> None:
         async with bridge.device_stream("alice") as envelopes:
             ready.set()
             async for envelope in envelopes:
                 seen.append(json.loads(envelope["data"])["id"])
+                calling.cancel()  # the call is pending: the client gives up (notifications/cancelled)
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(silent_device)
+        calling = anyio.CancelScope()
+        tg.start_soon(silent_device, calling)
         await ready.wait()
         async with Client(server, mode="legacy") as client:
-            with anyio.move_on_after(0.5):
-                await client.call_tool("get_calendar_events", CALENDAR)  # the client gives up: notifications/cancelled
-            with anyio.fail_after(5):
-                while not seen or await bridge.backend.get(seen[0]) is not None:  # noqa: ASYNC110 - polling a store
-                    await anyio.sleep(0.05)
+            with calling, anyio.fail_after(5):
+                await client.call_tool("get_calendar_events", CALENDAR)
+            assert seen, "the device never saw the call"
+
+            async def withdrawn() -> bool:
+                return await bridge.backend.get(seen[0]) is None
+
+            await eventually(withdrawn, seconds=5)
         tg.cancel_scope.cancel()
     assert await bridge.backend.pending_for("alice") == []
 
@@ -278,9 +282,11 @@ async def test_a_burst_of_calls_to_one_slow_device_loses_none() -> None:
     async def slow_device() -> None:
         async with bridge.device_stream("alice") as envelopes:
             ready.set()
-            with anyio.fail_after(20):  # fall behind until all 400 requests are waiting for it
-                while len(await bridge.backend.pending_for("alice")) < 400:  # noqa: ASYNC110 - polling a store
-                    await anyio.sleep(0.05)
+
+            async def all_waiting() -> bool:
+                return len(await bridge.backend.pending_for("alice")) >= 400
+
+            await eventually(all_waiting, seconds=20)  # fall behind until all 400 requests are waiting for it
             async for envelope in envelopes:
                 request = json.loads(envelope["data"])
                 body = {"jsonrpc": "2.0", "id": request["id"], "result": {"confirmed": True}}

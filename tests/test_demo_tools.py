@@ -7,10 +7,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.support import server_for, services_for
+from tests.support import MODES, server_for, services_for
 from toolsets.demo import seed_demo
-
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 
 
 @pytest.mark.anyio

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import json
 import secrets
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -15,15 +16,11 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from bridge.device import DeviceError, DeviceSimulator, StreamLost, interactive_answers, load_answers
-from tests.support import SECRET, child_env, error_of, free_port, spawn_http_server, token
+from tests.support import MODES, SECRET, child_env, error_of, eventually, mcp_client, spawn_http_server, token
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 ROOT = Path(__file__).resolve().parent.parent
 DAY = {"start_date": "2026-03-10T00:00:00+09:00", "end_date": "2026-03-11T00:00:00+09:00"}
 
@@ -34,12 +31,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = child_env(TRULOOP_JWT_SECRET=SECRET)
     with spawn_http_server("--data-dir", data_dir, "--deferred-timeout", "10", env=env) as base:
         yield base
-
-
-def mcp_client(base: str, bearer: str, mode: str = "auto") -> Client:
-    headers = {"Authorization": f"Bearer {bearer}"}
-    transport = streamable_http_client(f"{base}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=30))
-    return Client(transport, mode=mode)  # type: ignore[arg-type]
 
 
 def new_user() -> str:
@@ -180,10 +171,7 @@ async def test_relayed_messages_reach_the_device_and_are_not_answered(server: st
             await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
         async with device_online(server, recipient) as device, mcp_client(server, token(sub=sender)) as client:
             sent = await client.call_tool("send_message_to_user", {"recipient": recipient, "message": "Dinner at 7?"})
-            for _ in range(250):  # the tool returns once the server queued it; the stream may lag a moment
-                if device.received:
-                    break
-                await anyio.sleep(0.02)
+            await eventually(lambda: bool(device.received))  # the tool returns once queued; the stream may lag
     assert sent.structured_content is not None and sent.structured_content["delivered_to_device"] is True
     (notification,) = device.received
     assert notification["method"] == "relay.message" and "id" not in notification
@@ -242,7 +230,9 @@ def test_cli_exits_with_one_line_on_a_bad_token(server: str) -> None:
 
 
 def test_cli_exits_with_one_line_when_nothing_listens() -> None:
-    code, err = cli_failure("--url", f"http://127.0.0.1:{free_port()}", "--no-reconnect")
+    with socket.socket() as bound:  # bound but never listening: the port stays ours and connecting is refused
+        bound.bind(("127.0.0.1", 0))
+        code, err = cli_failure("--url", f"http://127.0.0.1:{bound.getsockname()[1]}", "--no-reconnect")
     assert code == 1 and err.count("\n") == 1 and "cannot connect" in err
 
 

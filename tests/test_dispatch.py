@@ -10,12 +10,11 @@ import pytest
 from mcp import Client
 
 from tests.sample_toolset import CATALOG, DELETED
-from tests.support import answering, error_of, server_with
+from tests.support import MODES, answering, error_of, server_with
 from toolsets.context import Caller, ConfirmPolicy, ConfirmRequest, Decision, ToolContext
 from toolsets.dispatch import dispatch
 from toolsets.envelope import ToolCancelled, ToolErr, ToolOk
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 TOOLSET = CATALOG["test"]
 
 
@@ -30,7 +29,7 @@ class FixedConfirmer:
 
 
 def ctx(policy: ConfirmPolicy = ConfirmPolicy.AUTO, confirmer: Any = None) -> ToolContext:
-    return ToolContext(caller=Caller("alice"), confirm_policy=policy, confirmer=confirmer)
+    return ToolContext(caller=Caller("alice"), deps=None, confirm_policy=policy, confirmer=confirmer)
 
 
 @pytest.fixture(autouse=True)
@@ -193,6 +192,9 @@ async def test_forged_first_round_answer_is_not_trusted() -> None:
         )
         assert isinstance(first, types.InputRequiredResult)  # asked again
         assert DELETED == []
+        (question,) = first.input_requests  # type: ignore[union-attr]
+        assert question.startswith("truloop/confirm/delete_item/")
+        forged = {question: forged["truloop/confirm"]}
         # replaying a sealed state against other arguments is refused by the SDK's binding
         with pytest.raises(Exception, match="requestState"):
             await client.session.call_tool(

@@ -10,9 +10,9 @@ import pytest
 from mcp import Client
 
 from tests.people import directory
-from tests.support import answering, error_of, server_for
+from tests.support import MODES, answering, error_of, server_for
+from toolsets.store.events import EventChanges
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 NEXT_YEAR = dt.date.today().year + 1
 START = f"{NEXT_YEAR}-03-09T19:00:00+09:00"
 END = f"{NEXT_YEAR}-03-13T21:00:00+09:00"
@@ -212,8 +212,8 @@ async def test_availability_after_the_deadline_is_refused(tmp_path: Path) -> Non
     services = await directory(tmp_path)
     async with Client(server_for(user="alice", services=services)) as alice:
         event = await make_event(alice)
-    past = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).isoformat()
-    await services.events.update(event["id"], {"availability_deadline": past})
+    past = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)
+    await services.events.update(event["id"], EventChanges(availability_deadline=past))
     async with Client(server_for(profile="guest", user="gus", services=services)) as gus:
         late = await gus.call_tool(
             "update_guest_availability", {"event_id": event["id"], "available_dates": [f"{NEXT_YEAR}-03-10"]}

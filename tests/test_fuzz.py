@@ -23,10 +23,7 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.fuzz_inputs import (
     ID_REPLY,
@@ -40,7 +37,7 @@ from tests.fuzz_inputs import (
     oversized_requests,
     stdio_cases,
 )
-from tests.support import SECRET, TRULOOP, child_env, http_server_process, token
+from tests.support import SECRET, TRULOOP, child_env, http_server_process, mcp_client, token
 
 pytestmark = pytest.mark.slow
 
@@ -320,12 +317,6 @@ def authorization(who: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {bearer[who]}"}
 
 
-def mcp_client(base: str, bearer: str) -> Client:
-    headers = {"Authorization": f"Bearer {bearer}"}
-    transport = streamable_http_client(f"{base}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=60))
-    return Client(transport, mode="legacy")  # type: ignore[arg-type]
-
-
 async def pending_call_id(lines: Any) -> str:
     """The id of the first agent-rpc request on a device stream."""
     async for line in lines:
@@ -375,7 +366,7 @@ async def test_tool_message_route_survives_fuzzed_bodies(tmp_path: Path) -> None
         async with (
             httpx.AsyncClient(timeout=10) as http,
             http.stream("GET", f"{base}/api/v1/agent/rpc-stream", headers=authorization("alice")) as stream,
-            mcp_client(base, token("alice")) as client,
+            mcp_client(base, token("alice"), "legacy", timeout=60) as client,
             anyio.create_task_group() as tg,
         ):
             assert stream.status_code == 200

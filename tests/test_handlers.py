@@ -1,72 +1,108 @@
-"""The three deferred-tool handlers and the agent-rpc wire models."""
+"""The deferred tools, declared once as data, and the agent-rpc wire models."""
 
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from bridge.handlers import BY_METHOD, HANDLERS
 from bridge.jsonrpc import INVALID_REQUEST, PARSE_ERROR, BadMessage, Envelope, RpcRequest, parse_response
-from toolsets.context import Caller, DeferredCall
+from toolsets.annotations import READ_ONLY
+from toolsets.deferred import DeviceMethod, DeviceTools, device_result
+from toolsets.errors import CallDeferred
+from toolsets.profiles import device_tools, profiles
+from toolsets.toolset import Toolset
+
+DEVICE = device_tools()
 
 
-def call(tool: str, **arguments: object) -> DeferredCall:
-    return DeferredCall(tool, arguments, "Checking your phone...", Caller("alice"))
+def wire(tool: str, **arguments: object) -> dict[str, object]:
+    found = DEVICE.get(tool)
+    assert found is not None and found.device is not None
+    return found.device.wire_params(arguments)
 
 
-def test_one_handler_per_deferred_tool() -> None:
-    assert {name: h.get_method_name() for name, h in HANDLERS.items()} == {
+def answer(tool: str, data: object) -> dict[str, object]:
+    found = DEVICE.get(tool)
+    assert found is not None
+    return device_result(found, data).model_dump(mode="json")
+
+
+def test_the_registry_is_derived_from_the_tools() -> None:
+    assert {name: DEVICE.get(name).device.method for name in DEVICE.names()} == {  # type: ignore[union-attr]
         "get_calendar_events": "calendar.getEvents",
         "confirm_interaction": "interaction.confirm",
         "get_permission_status": "permissions.getStatus",
     }
-    assert set(BY_METHOD) == {"calendar.getEvents", "interaction.confirm", "permissions.getStatus"}
+    for method in ("calendar.getEvents", "interaction.confirm", "permissions.getStatus"):
+        assert DEVICE.by_method(method) is not None
+    deferred = {tool.name for toolset in profiles().values() for tool in toolset if tool.deferred}
+    assert deferred == set(DEVICE.names())
 
 
 def test_params_are_camel_case_and_never_carry_the_notification_message() -> None:
-    calendar = HANDLERS["get_calendar_events"].create_params(
-        call("get_calendar_events", start_date="2026-03-09T00:00:00+09:00", end_date="2026-03-15T23:59:59+09:00")
-    )
+    calendar = wire(
+        "get_calendar_events", start_date="2026-03-09T00:00:00+09:00", end_date="2026-03-15T23:59:59+09:00",
+        notification_message="Checking your phone...",
+    )  # fmt: skip
     assert calendar == {"startDate": "2026-03-09T00:00:00+09:00", "endDate": "2026-03-15T23:59:59+09:00"}
-    confirm = HANDLERS["confirm_interaction"].create_params(
-        call("confirm_interaction", title="Share", message="Share your calendar?", confirm_label="Share",
-             cancel_label=None, permission="calendar.read")
+    confirm = wire(
+        "confirm_interaction", title="Share", message="Share your calendar?", confirm_label="Share",
+        cancel_label=None, permission="calendar.read", notification_message="Checking your phone...",
     )  # fmt: skip
     assert confirm == {"title": "Share", "message": "Share your calendar?", "confirmLabel": "Share",
                        "permission": "calendar.read"}  # fmt: skip
-    permission = HANDLERS["get_permission_status"].create_params(call("get_permission_status", permission="location"))
+    permission = wire("get_permission_status", permission="location", notification_message="Checking your phone...")
     assert permission == {"permission": "location"}
     for params in (calendar, confirm, permission):
         assert "notification_message" not in params and "Checking" not in json.dumps(params)
 
 
-def test_results_are_validated_and_transformed() -> None:
-    calendar = HANDLERS["get_calendar_events"]
+def test_results_are_validated_strictly_into_the_tools_own_result() -> None:
     seed_result = {
         "events": [
             {"id": "event_1", "title": "팀 미팅", "start": {"dateTime": "2026-03-10T10:00:00+09:00"},
              "end": {"dateTime": "2026-03-10T11:00:00+09:00"}}
         ]
     }  # fmt: skip
-    assert calendar.transform_result(calendar.validate_result(seed_result)) == {
+    assert answer("get_calendar_events", seed_result) == {
         "events": [{"id": "event_1", "title": "팀 미팅", "start": "2026-03-10T10:00:00+09:00",
                     "end": "2026-03-10T11:00:00+09:00"}]
     }  # fmt: skip
-    for bad in ({}, {"events": [{"id": "x"}]}, {"events": "none"}, None):
+    bad_calendars = (
+        {}, {"events": [{"id": "x"}]}, {"events": "none"}, None,
+        {"events": [{"id": "x", "start": {"dateTime": "tomorrow"}, "end": {"dateTime": "2026-03-10T11:00:00"}}]},
+    )  # fmt: skip
+    for bad in bad_calendars:
         with pytest.raises(ValidationError):
-            calendar.validate_result(bad)
-    confirm = HANDLERS["confirm_interaction"]
-    assert confirm.transform_result(confirm.validate_result({"confirmed": False})) == {"confirmed": False}
+            answer("get_calendar_events", bad)
+    assert answer("confirm_interaction", {"confirmed": False}) == {"confirmed": False}
+    for loose in ("maybe", "yes", 1, "true"):
+        with pytest.raises(ValidationError):
+            answer("confirm_interaction", {"confirmed": loose})
+    assert answer("get_permission_status", {"status": "notDetermined"}) == {"status": "notDetermined"}
     with pytest.raises(ValidationError):
-        confirm.validate_result({"confirmed": "maybe"})
-    permission = HANDLERS["get_permission_status"]
-    assert permission.transform_result(permission.validate_result({"status": "notDetermined"})) == {
-        "status": "notDetermined"
-    }
-    with pytest.raises(ValidationError):
-        permission.validate_result({"status": "sometimes"})
+        answer("get_permission_status", {"status": "sometimes"})
+
+
+class Out(BaseModel):
+    ok: bool = Field(description="ok")
+
+
+def test_a_declaration_that_does_not_fit_its_tool_is_refused_at_assembly() -> None:
+    broken = Toolset("broken")
+
+    @broken.tool(hints=READ_ONLY, device=DeviceMethod("things.get", {"thing": "thing", "colour": "colour"}))
+    async def get_thing(thing: Annotated[str, Field(description="which")]) -> Out:
+        """Read a thing on the device."""
+        raise CallDeferred()
+
+    with pytest.raises(ValueError, match="colour"):
+        DeviceTools([broken])
+    with pytest.raises(ValueError, match=r"namespace\.methodName"):
+        DeviceMethod("get things")
 
 
 def test_wire_format_is_the_seeds() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.support import server_for, services_for
-from toolsets.store.knowledge import _prepare_batch
+from tests.support import MODES, server_for, services_for
+from toolsets.store.knowledge import prepare_batch
 from toolsets.text import analyzer
 
 
@@ -18,7 +18,7 @@ def test_a_fifo_swapped_in_after_the_scan_is_refused_at_once(tmp_path: Path) -> 
     os.mkfifo(tmp_path / "notes.md")  # what the scan saw as a file is now a FIFO with no writer
     outcome: list[object] = []
     worker = threading.Thread(
-        target=lambda: outcome.append(_prepare_batch(tmp_path, ["notes.md"], {}, analyzer())), daemon=True
+        target=lambda: outcome.append(prepare_batch(tmp_path, ["notes.md"], {}, analyzer())), daemon=True
     )
     worker.start()
     worker.join(timeout=5)
@@ -28,7 +28,7 @@ def test_a_fifo_swapped_in_after_the_scan_is_refused_at_once(tmp_path: Path) -> 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@MODES
 async def test_search_works_with_a_fifo_in_the_docs_folder(tmp_path: Path, mode: str) -> None:
     services = services_for(tmp_path)
     docs = services.docs_dir

@@ -12,9 +12,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support import SECRET, child_env, error_of, spawn_http_server, token
-
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+from tests.support import MODES, SECRET, child_env, error_of, spawn_http_server, token
 
 
 @pytest.fixture(scope="module")

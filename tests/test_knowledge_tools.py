@@ -13,14 +13,14 @@ import anyio
 import httpx
 import pytest
 from mcp import Client
+from pydantic import SecretStr
 
-from tests.support import error_of, server_for, services_for
+from tests.support import MODES, error_of, no_wait, server_for, services_for
 from toolsets.services import Services
 from toolsets.store.knowledge import MAX_CHUNK_CHARS, parse_document
 from toolsets.upstream import notion
 from toolsets.upstream.notion import NotionSyncError, sync_notion
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 HANDBOOK_ID = "3f2a1b0c9d8e7f6a5b4c3d2e1f0a9be9"
 ONBOARDING_ID = "0123456789abcdef0123456789abcdef"
 
@@ -457,12 +457,25 @@ def notion_svc(data_dir: Path, fake: FakeNotion) -> Services:
     return services
 
 
+async def sync(
+    services: Services, token: str | None = TOKEN, report: Callable[[str], None] | None = None
+) -> notion.NotionSyncStats:
+    """What `truloop-mcp notion sync` runs, with the fake Notion for the network and no backoff waits."""
+    return await sync_notion(
+        services.docs_dir,
+        token=SecretStr(token) if token is not None else None,
+        transport=services.http_transport,
+        sleep=no_wait,
+        report=report,
+    )
+
+
 @pytest.mark.anyio
 async def test_notion_sync_writes_pages_as_markdown_named_like_an_export(
     notion_svc: Services, fake: FakeNotion
 ) -> None:
     said: list[str] = []
-    stats = await sync_notion(notion_svc, token=TOKEN, report=said.append)
+    stats = await sync(notion_svc, report=said.append)
     folder = notion_svc.docs_dir / "notion"
     a = folder / f"Engineering Handbook {PAGE_A.replace('-', '')}.md"
     b = folder / f"Support escalations on-call {PAGE_B.replace('-', '')}.md"
@@ -484,7 +497,7 @@ async def test_notion_sync_writes_pages_as_markdown_named_like_an_export(
 async def test_synced_pages_are_searchable_and_unchanged_pages_are_not_rewritten(
     mode: str, notion_svc: Services, fake: FakeNotion
 ) -> None:
-    await sync_notion(notion_svc, token=TOKEN)
+    await sync(notion_svc)
     async with Client(server_for(services=notion_svc), mode=mode) as client:
         hit = (await search(client, "canary dashboard", limit=1))["hits"][0]
     assert hit["title"] == "Engineering Handbook"
@@ -494,7 +507,7 @@ async def test_synced_pages_are_searchable_and_unchanged_pages_are_not_rewritten
 
     written = notion_svc.docs_dir / "notion" / f"Engineering Handbook {PAGE_A.replace('-', '')}.md"
     before = written.stat().st_mtime_ns
-    again = await sync_notion(notion_svc, token=TOKEN)
+    again = await sync(notion_svc)
     assert (again.pages_written, again.pages_unchanged) == (0, 2)
     assert written.stat().st_mtime_ns == before
     assert (await notion_svc.knowledge.refresh()).files_indexed == 0
@@ -504,10 +517,10 @@ async def test_synced_pages_are_searchable_and_unchanged_pages_are_not_rewritten
 async def test_renamed_and_unshared_pages_replace_and_remove_their_files(
     notion_svc: Services, fake: FakeNotion
 ) -> None:
-    await sync_notion(notion_svc, token=TOKEN)
+    await sync(notion_svc)
     fake.title_a = "Eng Handbook v2"
     fake.include_gone = False
-    stats = await sync_notion(notion_svc, token=TOKEN)
+    stats = await sync(notion_svc)
     names = sorted(path.name for path in (notion_svc.docs_dir / "notion").iterdir())
     assert names == [f"Eng Handbook v2 {PAGE_A.replace('-', '')}.md"]
     assert (stats.pages_written, stats.files_removed) == (1, 1)
@@ -517,24 +530,23 @@ async def test_renamed_and_unshared_pages_replace_and_remove_their_files(
 async def test_notion_401_names_notion_token_without_leaking_it(notion_svc: Services, fake: FakeNotion) -> None:
     fake.fail = lambda request: httpx.Response(401, json=notion_error(401, "unauthorized", "API token is invalid."))
     with pytest.raises(NotionSyncError) as raised:
-        await sync_notion(notion_svc, token=TOKEN)
-    assert raised.value.code == "unauthorized" and not raised.value.retryable
+        await sync(notion_svc)
+    assert raised.value.code == "upstream_auth" and not raised.value.retryable  # the code all upstreams share
     assert "NOTION_TOKEN" in raised.value.message and TOKEN not in raised.value.message
     assert len(fake.requests) == 1
 
 
 @pytest.mark.anyio
 async def test_notion_without_a_token_says_which_variable_to_set(notion_svc: Services, fake: FakeNotion) -> None:
-    with pytest.raises(NotionSyncError, match="NOTION_TOKEN"):
-        await sync_notion(notion_svc, token="  ")
+    for token in ("  ", None):
+        with pytest.raises(NotionSyncError, match="NOTION_TOKEN") as raised:
+            await sync(notion_svc, token=token)
+        assert raised.value.code == "not_configured"
     assert fake.requests == []
 
 
 @pytest.mark.anyio
-async def test_notion_5xx_is_retried_then_fails_as_retryable(
-    notion_svc: Services, fake: FakeNotion, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(notion, "RETRY_BASE_DELAY", 0.0)
+async def test_notion_5xx_is_retried_then_fails_as_retryable(notion_svc: Services, fake: FakeNotion) -> None:
     fake.rate_limit_first_search = False
     failures = iter([503])
 
@@ -543,15 +555,15 @@ async def test_notion_5xx_is_retried_then_fails_as_retryable(
         return None if status is None else httpx.Response(status, json=notion_error(status, "service_unavailable", ""))
 
     fake.fail = flaky
-    assert (await sync_notion(notion_svc, token=TOKEN)).pages_written == 2  # one 503, then fine
+    assert (await sync(notion_svc)).pages_written == 2  # one 503, then fine
 
     fake.requests.clear()
     fake.fail = lambda request: httpx.Response(502, json=notion_error(502, "internal_server_error", "Bad gateway"))
     with pytest.raises(NotionSyncError) as raised:
-        await sync_notion(notion_svc, token=TOKEN)
+        await sync(notion_svc)
     assert raised.value.retryable and raised.value.code == "upstream_unavailable"
     assert "again later" in raised.value.message
-    assert len(fake.requests) == notion.MAX_ATTEMPTS
+    assert len(fake.requests) == notion.RETRY.attempts
 
 
 @pytest.mark.anyio
@@ -560,6 +572,6 @@ async def test_notion_rate_limiting_is_bounded(notion_svc: Services, fake: FakeN
         429, headers={"Retry-After": "0"}, json=notion_error(429, "rate_limited", "Slow down.")
     )
     with pytest.raises(NotionSyncError) as raised:
-        await sync_notion(notion_svc, token=TOKEN)
-    assert raised.value.code == "rate_limited" and raised.value.retryable
-    assert len(fake.requests) == notion.MAX_RATE_LIMITED + 1
+        await sync(notion_svc)
+    assert raised.value.code == "upstream_rate_limited" and raised.value.retryable
+    assert len(fake.requests) == notion.RETRY.attempts

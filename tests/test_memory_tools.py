@@ -14,13 +14,14 @@ import anyio
 import httpx
 import pytest
 from mcp import Client
+from pydantic import SecretStr
 
-from tests.support import answering, payload, server_for, services_for
-from toolsets.services import Services
-from toolsets.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression, memory_backend
+from tests.support import MODES, answering, payload, server_for, services_for
+from toolsets.services import Services, memory_backend
+from toolsets.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression
+from toolsets.upstream.keys import UpstreamKeys
 from toolsets.upstream.supermemory import SupermemoryMemories, container_tag
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 API_KEY = "sm_test_key_never_shown"
 
 HOSTILE_QUERIES = [
@@ -275,12 +276,14 @@ class FakeSupermemory:
 
 
 def supermemory_services(tmp_path: Path, handler: Any) -> Services:
-    return services_for(tmp_path, transport=httpx.MockTransport(handler), env={"SUPERMEMORY_API_KEY": API_KEY})
+    keys = UpstreamKeys(supermemory=SecretStr(API_KEY))
+    return services_for(tmp_path, transport=httpx.MockTransport(handler), keys=keys)
 
 
 def test_backend_choice_follows_the_api_key(tmp_path: Path) -> None:
     assert isinstance(memory_backend(services_for(tmp_path)), SqliteMemories)
-    assert isinstance(memory_backend(services_for(tmp_path, env={"SUPERMEMORY_API_KEY": "  "})), SqliteMemories)
+    blank = UpstreamKeys(supermemory=SecretStr("  "))
+    assert isinstance(memory_backend(services_for(tmp_path, keys=blank)), SqliteMemories)
     assert isinstance(supermemory_services(tmp_path, FakeSupermemory()).memories, SupermemoryMemories)
 
 
@@ -383,6 +386,38 @@ async def test_supermemory_failures_are_mapped(
     if status is None:
         assert "Supermemory is unavailable" in data(results[0])["reason"]
         assert "already have been saved" in data(results[0])["reason"]  # a timed-out save may have landed
+
+
+@pytest.mark.anyio
+async def test_supermemory_resends_reads_but_never_a_save_that_may_have_landed(tmp_path: Path) -> None:
+    fake = FakeSupermemory()
+    unavailable = {("POST", "/v4/memories"), ("POST", "/v4/search"), ("DELETE", "/v4/memories")}
+
+    def once_unavailable(request: httpx.Request) -> httpx.Response:
+        route = (request.method, request.url.path)
+        if route in unavailable:  # each route's first request meets a 503, the next one gets through
+            unavailable.discard(route)
+            fake.requests.append(request)
+            return httpx.Response(503, json={"error": "Service unavailable"})
+        return fake(request)
+
+    async with Client(server_for(services=supermemory_services(tmp_path, once_unavailable))) as client:
+        failed_save = await client.call_tool("save_memory", {"content": "Prefers tea"})
+        saved = await client.call_tool("save_memory", {"content": "Prefers tea"})
+        hits = await search(client, "tea")
+        forgotten = await client.call_tool("forget_memory", {"memory_id": data(saved)["id"]})
+
+    assert data(failed_save)["code"] == "upstream_unavailable" and data(failed_save)["retryable"] is True
+    assert contents(hits) == ["Prefers tea"] and data(forgotten)["forgotten"] is True
+    routes = [(r.method, r.url.path) for r in fake.requests]
+    assert routes == [
+        ("POST", "/v4/memories"),  # 503: a save is not resent (it may have been stored)
+        ("POST", "/v4/memories"),
+        ("POST", "/v4/search"),  # 503, then resent
+        ("POST", "/v4/search"),
+        ("DELETE", "/v4/memories"),  # 503, then resent
+        ("DELETE", "/v4/memories"),
+    ]
 
 
 @pytest.mark.anyio

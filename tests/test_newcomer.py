@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
-from tests.support import TRULOOP, child_env, stdio_server_process
+from tests.support import TRULOOP, child_env, read_until, stdio_server_process
 
 INIT = {
     "jsonrpc": "2.0",
@@ -20,10 +19,11 @@ INIT = {
 
 def test_started_in_a_terminal_the_stdio_server_says_what_it_is_on_stderr(tmp_path: Path) -> None:
     with stdio_server_process("--data-dir", str(tmp_path / "data"), use_pty=True) as proc:
-        time.sleep(1.5)
+        assert proc.stderr is not None
+        greeting = read_until(proc.stderr, "Ctrl-C to quit")
         proc.terminate()
         out, err = proc.communicate(timeout=10)
-    text = err.decode()
+    text = greeting + err.decode()
     assert out == b""
     assert "MCP server" in text and "JSON-RPC" in text and "Ctrl-C to quit" in text
     assert f"claude mcp add truloop -- {os.path.abspath(TRULOOP)}" in text

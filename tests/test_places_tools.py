@@ -11,11 +11,12 @@ from typing import Any
 import httpx
 import pytest
 from mcp import Client
+from pydantic import SecretStr
 
 from tests import support
-from tests.support import server_for, services_for
+from tests.support import MODES, server_for, services_for
+from toolsets.upstream.keys import UpstreamKeys
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 KEY = "test-key-AIzaSyNotARealKey123"
 URL = "https://places.googleapis.com/v1/places:searchText"
 
@@ -82,8 +83,8 @@ def replying(status: int, payload: Any) -> Google:
 
 
 async def search(tmp_path: Path, google: Google, mode: str, args: dict[str, Any], *, key: str | None = KEY) -> Any:
-    env = {"GOOGLE_MAPS_API_KEY": key} if key is not None else {}
-    services = services_for(tmp_path, transport=httpx.MockTransport(google), env=env)
+    keys = UpstreamKeys(google_maps=SecretStr(key)) if key is not None else UpstreamKeys()
+    services = services_for(tmp_path, transport=httpx.MockTransport(google), keys=keys)
     async with Client(server_for(services=services), mode=mode) as client:
         return await client.call_tool("search_places", args)
 
@@ -189,9 +190,10 @@ async def test_no_match_is_an_empty_list_not_an_error(tmp_path: Path, mode: str)
 
 @pytest.mark.anyio
 @MODES
-async def test_missing_key_names_the_variable_and_sends_nothing(tmp_path: Path, mode: str) -> None:
+@pytest.mark.parametrize("key", [None, "  "])
+async def test_missing_key_names_the_variable_and_sends_nothing(tmp_path: Path, mode: str, key: str | None) -> None:
     google = replying(200, SEOUL_CAFES)
-    result = await search(tmp_path, google, mode, {"query": "cafe"}, key=None)
+    result = await search(tmp_path, google, mode, {"query": "cafe"}, key=key)
     error = error_of(result)
     assert error["code"] == "not_configured" and error["retryable"] is False
     assert "set GOOGLE_MAPS_API_KEY" in error["reason"]
@@ -254,10 +256,10 @@ async def test_rate_limited_is_retryable(tmp_path: Path, mode: str) -> None:
     google = replying(429, google_error(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'SearchText'"))
     result = await search(tmp_path, google, mode, {"query": "cafe"})
     error = error_of(result)
-    assert error["code"] == "rate_limited" and error["retryable"] is True
+    assert error["code"] == "upstream_rate_limited" and error["retryable"] is True  # the code all upstreams share
     assert "rate limited" in error["reason"]
     assert "may succeed if retried" in text_of(result)
-    assert len(google.requests) == 1
+    assert len(google.requests) == 1  # not resent: the model decides when to search again
 
 
 @pytest.mark.anyio
@@ -351,7 +353,9 @@ async def test_published_with_truthful_hints(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_notification_safe_profile_offers_place_search(tmp_path: Path) -> None:
     google = replying(200, SEOUL_CAFES)
-    services = services_for(tmp_path, transport=httpx.MockTransport(google), env={"GOOGLE_MAPS_API_KEY": KEY})
+    services = services_for(
+        tmp_path, transport=httpx.MockTransport(google), keys=UpstreamKeys(google_maps=SecretStr(KEY))
+    )
     async with Client(server_for("notification-safe", services=services)) as client:
         result = await client.call_tool("search_places", {"query": "cafe"})
     assert not result.is_error and result.structured_content is not None

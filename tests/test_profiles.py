@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from tests.support import server_for
+from tests.support import MODES, server_for
 
 # DESIGN section 4: the fixed tool names of each toolset (filled as the toolsets land).
 TOOLSET_TOOLS: dict[str, set[str]] = {
@@ -37,7 +37,7 @@ def test_notification_safe_never_has_event_user_or_relay_tools() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@MODES
 @pytest.mark.parametrize("profile", list(PROFILE_TOOLSETS))
 async def test_tools_list_per_profile(mode: str, profile: str) -> None:
     async with Client(server_for(profile), mode=mode) as client:
@@ -47,7 +47,7 @@ async def test_tools_list_per_profile(mode: str, profile: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@MODES
 async def test_every_tool_is_described_typed_and_annotated(mode: str) -> None:
     async with Client(server_for("member"), mode=mode) as client:
         tools = (await client.list_tools()).tools
@@ -66,7 +66,7 @@ async def test_every_tool_is_described_typed_and_annotated(mode: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@MODES
 async def test_datetime_annotations_are_truthful(mode: str) -> None:
     async with Client(server_for("member"), mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}

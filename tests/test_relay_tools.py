@@ -11,9 +11,8 @@ import pytest
 from mcp import Client
 
 from tests.people import directory
-from tests.support import error_of, server_for
+from tests.support import MODES, error_of, server_for
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 WITH_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability())
 
 

@@ -11,14 +11,11 @@ from pathlib import Path
 
 import anyio
 import httpx
-import httpx2
 import mcp.types as types
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from bridge.device import DeviceSimulator
-from tests.support import SECRET, answering, child_env, spawn_http_server, token
+from tests.support import MODES, SECRET, answering, child_env, mcp_client, spawn_http_server, token
 
 CALENDAR = {"notification_message": "Reading your calendar", "start_date": "2026-03-09T00:00:00+09:00",
             "end_date": "2026-03-15T23:59:59+09:00"}  # fmt: skip
@@ -38,13 +35,8 @@ def replicas(redis_url: str, redis_prefix: str, tmp_path: Path) -> Iterator[tupl
         yield a, b
 
 
-def mcp_client(base: str, bearer: str, **kwargs: object) -> Client:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=30)
-    return Client(streamable_http_client(f"{base}/mcp", http_client=http), **kwargs)  # type: ignore[arg-type]
-
-
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@MODES
 async def test_call_on_a_device_on_b(replicas: tuple[str, str], mode: str) -> None:
     a, b = replicas
     user = "user-" + secrets.token_hex(4)

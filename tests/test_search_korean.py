@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.support import TRULOOP, child_env, error_of, server_for, services_for
+from tests.support import MODES, TRULOOP, child_env, error_of, server_for, services_for
 from toolsets.services import Services
 from toolsets.store import knowledge as knowledge_store
 from toolsets.store import memories as memory_store
@@ -23,9 +23,7 @@ from toolsets.store.db import Database
 from toolsets.store.knowledge import KnowledgeIndex
 from toolsets.store.memories import SqliteMemories
 from toolsets.store.users import UserRecord
-from toolsets.text import Analyzer, analyzer
-
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+from toolsets.text import Analyzer, analyzer, match_expression
 
 POLICY = """# 근무 규정
 
@@ -290,6 +288,14 @@ def test_analysis_is_the_same_for_documents_and_queries() -> None:
     assert text.terms("KTX와 Zoom으로 meetings") == ["ktx", "zoom", "meet"]
     assert text.terms("Ｋelvin café") == text.terms("kelvin CAFE")
     assert text.query_terms('"*:() NEAR \x00') == ["near"]
+
+
+def test_every_store_builds_its_match_expression_one_way() -> None:
+    terms = analyzer().query_terms("김민지 meetings")
+    assert match_expression(terms) == '"김민" OR "민지" OR "meet"'  # knowledge and memories: any term
+    assert match_expression(terms, require="all") == '"김민" AND "민지" AND "meet"'  # user names: every term
+    assert match_expression(["meet"], prefix="u1a2b") == '"u1a2bmeet"'  # memories: scoped to their owner
+    assert match_expression(analyzer().query_terms("?! ()")) is None
 
 
 def test_a_session_that_never_searches_loads_no_stemmer_or_morphological_analyzer() -> None:

@@ -9,14 +9,16 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import SecretStr, ValidationError
 
 from bridge.jsonrpc import Envelope, RpcRequest
 from bridge.sendbird import SendbirdChannel
 from server.app import sendbird_channel
+from server.settings import Settings
+from server.settings_text import explain
 
 APP_ID = "A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF"
 TOKEN = "sb-api-token-" + "f" * 28
-ENV = {"SENDBIRD_APP_ID": APP_ID, "SENDBIRD_API_TOKEN": TOKEN}
 
 
 def envelope(user_note: str = "Checking your calendar") -> dict[str, Any]:
@@ -71,8 +73,8 @@ class FakeSendbird:
         return self.answer(request)
 
 
-def channel_with(fake: FakeSendbird, **env: str) -> SendbirdChannel:
-    return SendbirdChannel.from_env({**ENV, **env}, transport=httpx.MockTransport(fake))
+def channel_with(fake: FakeSendbird, **options: str) -> SendbirdChannel:
+    return SendbirdChannel(APP_ID, SecretStr(TOKEN), transport=httpx.MockTransport(fake), **options)
 
 
 @pytest.mark.anyio
@@ -106,7 +108,7 @@ async def test_sends_the_envelope_as_a_group_channel_message() -> None:
 @pytest.mark.anyio
 async def test_channel_url_comes_from_the_template_and_is_url_encoded() -> None:
     fake = FakeSendbird()
-    channel = channel_with(fake, SENDBIRD_CHANNEL_URL_TEMPLATE="agents/{user_id}", SENDBIRD_SENDER_ID="bot-7")
+    channel = channel_with(fake, channel_url_template="agents/{user_id}", sender_id="bot-7")
     assert await channel.send("kim min/ji@x", envelope()) is True
     (request,) = fake.requests
     assert request.url.raw_path == b"/v3/group_channels/agents%2Fkim%20min%2Fji%40x/messages"
@@ -157,13 +159,35 @@ async def test_upstream_failures_return_false_and_never_log_the_token(
     assert TOKEN not in repr(channel_with(fake))
 
 
-def test_configuration_from_env() -> None:
-    assert sendbird_channel({}) is None
-    assert sendbird_channel({"SENDBIRD_APP_ID": APP_ID}) is None
-    channel = sendbird_channel(ENV)
+def test_configuration_from_settings() -> None:
+    assert sendbird_channel(Settings()) is None
+    assert sendbird_channel(Settings(sendbird_app_id=APP_ID)) is None  # the token is needed too
+    channel = sendbird_channel(Settings(sendbird_app_id=APP_ID, sendbird_api_token=TOKEN))
     assert isinstance(channel, SendbirdChannel)
     assert channel.sender_id == "truloop-assistant" and channel.channel_url("bob") == "truloop-agent-bob"
-    with pytest.raises(ValueError, match="SENDBIRD_APP_ID"):
-        SendbirdChannel.from_env({**ENV, "SENDBIRD_APP_ID": "evil.example.com/x"})
-    with pytest.raises(ValueError, match="SENDBIRD_CHANNEL_URL_TEMPLATE"):
-        SendbirdChannel.from_env({**ENV, "SENDBIRD_CHANNEL_URL_TEMPLATE": "agent-{user}"})
+    custom = Settings(
+        sendbird_app_id=APP_ID,
+        sendbird_api_token=TOKEN,
+        sendbird_sender_id="bot-7",
+        sendbird_channel_url_template="agents/{user_id}",
+    )
+    channel = sendbird_channel(custom)
+    assert channel is not None and channel.sender_id == "bot-7" and channel.channel_url("bob") == "agents/bob"
+    assert TOKEN not in repr(custom) and TOKEN not in repr(channel)
+
+
+@pytest.mark.parametrize(
+    ("values", "named"),
+    [
+        ({"sendbird_app_id": "evil.example.com/x"}, "SENDBIRD_APP_ID: a Sendbird application id is"),
+        ({"sendbird_channel_url_template": "agent-{user}"}, "SENDBIRD_CHANNEL_URL_TEMPLATE: a channel URL template"),
+    ],
+)
+def test_a_bad_sendbird_setting_is_refused_by_name(values: dict[str, str], named: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        Settings(sendbird_api_token=TOKEN, **values)
+    assert named in explain(refused.value)
+    with pytest.raises(ValueError, match="application id"):
+        SendbirdChannel("evil.example.com/x", SecretStr(TOKEN))
+    with pytest.raises(ValueError, match="API token"):
+        SendbirdChannel(APP_ID, SecretStr(""))

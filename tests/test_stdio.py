@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.support import TRULOOP, child_env, error_of
-
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+from tests.support import MODES, TRULOOP, child_env, error_of
 
 
 def params(*args: str) -> StdioServerParameters:
@@ -98,8 +95,7 @@ def test_clean_shutdown_on_signal(signum: int) -> None:
     assert proc.stdin and proc.stdout
     proc.stdin.write((json.dumps(INIT) + "\n").encode())
     proc.stdin.flush()
-    assert json.loads(proc.stdout.readline())["id"] == 1
-    time.sleep(0.2)
+    assert json.loads(proc.stdout.readline())["id"] == 1  # answered: serving, with its signal handlers in place
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err

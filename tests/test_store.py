@@ -3,22 +3,28 @@ migrations are versioned and refuse a newer schema."""
 
 from __future__ import annotations
 
+import ast
+import datetime as dt
 import sqlite3
 from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import ValidationError
 
+import toolsets.store
 from tests.people import PEOPLE, directory
-from toolsets.store.db import Database, StoreError
-from toolsets.store.events import EventStore
+from toolsets.store.db import Database
+from toolsets.store.errors import InvitationMissing, StoreError
+from toolsets.store.events import EventChanges, EventStore, NewEvent
 
-FIELDS = {
-    "title": "t",
-    "start": "2030-01-01T10:00:00+09:00",
-    "end": "2030-01-01T11:00:00+09:00",
-    "timezone": "Asia/Seoul",
-}
+SEOUL = dt.timezone(dt.timedelta(hours=9))
+FIELDS = NewEvent(
+    title="t",
+    start=dt.datetime(2030, 1, 1, 10, tzinfo=SEOUL),
+    end=dt.datetime(2030, 1, 1, 11, tzinfo=SEOUL),
+    timezone="Asia/Seoul",
+)
 
 
 @pytest.mark.anyio
@@ -27,7 +33,7 @@ async def test_concurrent_writes_from_many_tasks_lose_nothing(tmp_path: Path) ->
     created: list[str] = []
 
     async def create(n: int) -> None:
-        event = await services.events.create("alice", {**FIELDS, "title": f"e{n}"}, ["bob"])
+        event = await services.events.create("alice", FIELDS.model_copy(update={"title": f"e{n}"}), ["bob"])
         created.append(event.id)
 
     async def invite_many(event_id: str) -> None:
@@ -92,3 +98,38 @@ async def test_migrations_are_versioned_and_refuse_a_newer_schema(tmp_path: Path
     older = Database(tmp_path / "m.sqlite3")
     with pytest.raises(StoreError, match="newer"):
         await older.ensure_schema("demo", ["CREATE TABLE a (x INTEGER);"])
+
+
+@pytest.mark.anyio
+async def test_event_inputs_are_typed_with_aware_times(tmp_path: Path) -> None:
+    events = EventStore(Database(tmp_path / "e.sqlite3"))
+    with pytest.raises(ValidationError):  # a naive time has no place on the timeline
+        NewEvent(title="t", start=dt.datetime(2030, 1, 1, 10), end=FIELDS.end, timezone="UTC")
+    with pytest.raises(ValidationError, match="always has title"):
+        EventChanges(title=None)
+    created = await events.create("alice", FIELDS.model_copy(update={"availability_deadline": FIELDS.start}), [])
+    assert (created.start, created.availability_deadline) == ("2030-01-01T10:00:00+09:00", "2030-01-01T10:00:00+09:00")
+    later = dt.datetime(2030, 1, 2, 1, tzinfo=dt.UTC)
+    moved = await events.update(created.id, EventChanges(end=later, availability_deadline=None))
+    assert (moved.title, moved.start, moved.end) == ("t", created.start, "2030-01-02T01:00:00+00:00")
+    assert moved.availability_deadline is None  # given as None: cleared; fields left out: unchanged
+    found = await events.list_for("alice", dt.datetime(2030, 1, 2, 0, 30, tzinfo=dt.UTC), later)
+    assert [event.id for event in found] == [created.id]  # the UTC columns moved with the new end
+    with pytest.raises(InvitationMissing):
+        await events.set_availability(created.id, "bob", ["2030-01-01"])
+
+
+def test_the_store_never_imports_the_tool_layer() -> None:
+    """The store raises its own errors and knows no tool, service or upstream client."""
+    above = ("toolsets.errors", "toolsets.validation", "toolsets.services", "toolsets.upstream")
+    offenders = []
+    for path in sorted(Path(toolsets.store.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            offenders += [f"{path.name}: {name}" for name in names if name.startswith(above)]
+    assert offenders == []

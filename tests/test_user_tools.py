@@ -8,9 +8,8 @@ import pytest
 from mcp import Client
 
 from tests.people import directory
-from tests.support import error_of, server_for
-
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+from tests.support import MODES, error_of, server_for
+from toolsets.contacts import parse_contact, parse_contact_or_none
 
 
 @pytest.mark.anyio
@@ -30,13 +29,29 @@ async def test_own_profile_is_full_and_others_are_public_only(tmp_path: Path, mo
 
 @pytest.mark.anyio
 @MODES
-@pytest.mark.parametrize("contact", ["010-2222-3333", "+821022223333", "0082 10 2222 3333", "BOB@example.COM"])
+@pytest.mark.parametrize(
+    "contact", ["010-2222-3333", "+82 10 2222 3333", "+821022223333", "0082 10 2222 3333", "Bob@Example.COM"]
+)
 async def test_search_by_contact_normalises_phone_and_email(tmp_path: Path, mode: str, contact: str) -> None:
+    """With by=contact, and without `by` (a phone number or email is detected as a contact)."""
     services = await directory(tmp_path)
     async with Client(server_for(user="alice", services=services), mode=mode) as client:
-        found = await client.call_tool("search_users", {"query": contact, "by": "contact"})
-    assert [user["id"] for user in found.structured_content["users"]] == ["bob"]  # type: ignore[index]
-    assert "phone" not in found.structured_content["users"][0]  # type: ignore[index]
+        by_contact = await client.call_tool("search_users", {"query": contact, "by": "contact"})
+        detected = await client.call_tool("search_users", {"query": contact})
+    bob = [{"id": "bob", "username": "bob", "display_name": "Bob Lee"}]  # public fields only
+    assert by_contact.structured_content == {"query": contact, "by": "contact", "users": bob}
+    assert detected.structured_content == {"query": contact, "by": "contact", "users": bob}
+
+
+@pytest.mark.anyio
+async def test_search_without_by_falls_back_to_names(tmp_path: Path) -> None:
+    services = await directory(tmp_path)
+    async with Client(server_for(user="bob", services=services)) as client:
+        nobody = await client.call_tool("search_users", {"query": "010-9999-0000"})
+        by_name = await client.call_tool("search_users", {"query": "Alice"})
+    assert nobody.structured_content == {"query": "010-9999-0000", "by": "username", "users": []}
+    assert by_name.structured_content["by"] == "username"  # type: ignore[index]
+    assert [u["id"] for u in by_name.structured_content["users"]] == ["alice"]  # type: ignore[index]
 
 
 @pytest.mark.anyio
@@ -86,3 +101,24 @@ async def test_fresh_store_knows_the_caller(tmp_path: Path) -> None:
         found = await client.call_tool("search_users", {"query": "someone"})
     assert me.structured_content["id"] == "solo" and me.structured_content["is_self"]  # type: ignore[index]
     assert found.structured_content["users"] == []  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("010-1234-5678", ("phone", "+821012345678")),
+        ("+82 10 1234 5678", ("phone", "+821012345678")),
+        ("0082 (10) 1234.5678", ("phone", "+821012345678")),
+        ("Name@Example.COM", ("email", "name@example.com")),
+    ],
+)
+def test_contacts_have_one_normal_form(text: str, expected: tuple[str, str]) -> None:
+    assert parse_contact(text) == expected
+    assert parse_contact_or_none(text) == expected
+
+
+@pytest.mark.parametrize("text", ["minji", "12-34", "name@example", "010-1234-5678-9999-0000"])
+def test_what_is_neither_a_phone_nor_an_email_raises_value_error(text: str) -> None:
+    with pytest.raises(ValueError, match="not a phone number"):
+        parse_contact(text)
+    assert parse_contact_or_none(text) is None

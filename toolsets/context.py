@@ -1,17 +1,25 @@
-"""What a tool receives: who is calling, and the services and ports it may use.
+"""What a tool receives: who is calling, what the deployment provides (`deps`), and the ports.
 
-Ports are protocols the front end fills (the MCP server, an agent-rpc shim, a test);
-the toolsets never know which front is calling.
+`ToolContext[Deps]` is generic over the deployment's dependencies (the role pydantic-ai's
+`RunContext[Deps]` plays): the product's tools take `ToolContext[Services]`. Ports are protocols
+the front end fills (the MCP server, a test); the toolsets never know which front is calling.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from toolsets.tool import Tool
+    from toolsets.toolset import AbstractToolset
 
 Role = Literal["member", "guest"]
+ROLES: tuple[Role, ...] = ("member", "guest")
+
+DepsT = TypeVar("DepsT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +50,7 @@ class ConfirmRequest:
     tool_name: str
     arguments: Mapping[str, Any]
     message: str
+    key: str  # names this question (tool and arguments), so an answer is never reused for another
 
 
 class Confirmer(Protocol):
@@ -52,10 +61,16 @@ class Confirmer(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class DeferredCall:
-    tool_name: str
+    """A call of a deferred tool, for the user's side to answer (see `Tool.device`)."""
+
+    tool: Tool
     arguments: Mapping[str, Any]
     notification_message: str | None
     caller: Caller
+
+    @property
+    def tool_name(self) -> str:
+        return self.tool.name
 
 
 class DeferredResolver(Protocol):
@@ -75,13 +90,13 @@ class ComposeRequest:
     recipient_name: str
     message: str
     recipient_timezone: str
-    tools: Any  # the notification-safe toolset the composing agent may use
+    tools: AbstractToolset  # the notification-safe toolset the composing agent may use
 
 
 class Composer(Protocol):
     """Composes notification text with a model (e.g. the client's, through MCP sampling); None = cannot."""
 
-    async def compose(self, request: ComposeRequest, ctx: ToolContext) -> str | None: ...
+    async def compose(self, request: ComposeRequest, ctx: ToolContext[Any]) -> str | None: ...
 
 
 class ProgressReporter(Protocol):
@@ -93,11 +108,23 @@ async def _no_progress(progress: float, total: float | None = None, message: str
 
 
 @dataclass(slots=True)
-class ToolContext:
+class ToolContext(Generic[DepsT]):
     caller: Caller
+    deps: DepsT
     confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO
     confirmer: Confirmer | None = None
     deferred: DeferredResolver | None = None
     report_progress: ProgressReporter = _no_progress
     composer: Composer | None = None
-    services: Any = None  # the stores and upstream clients a deployment provides
+    # The user's MCP host shows each call of this context before it runs (false for a nested run).
+    host_approves: bool = True
+
+
+def nested_context(ctx: ToolContext[DepsT]) -> ToolContext[DepsT]:
+    """The context of calls a model makes inside a tool call (the relay's composing model).
+
+    Same caller, deps, confirmation policy, confirmer and deferred resolver as the outer call; no
+    composer (no composing inside composing), no progress of its own, and no host approval: the host
+    only ever saw the outer call.
+    """
+    return replace(ctx, composer=None, report_progress=_no_progress, host_approves=False)

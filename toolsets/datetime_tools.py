@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -34,7 +34,7 @@ class CurrentDateTimeResult(BaseModel):
 
 @datetime_toolset.tool(hints=READ_ONLY)
 async def get_day_of_week(
-    ctx: ToolContext,
+    ctx: ToolContext[Any],
     date: Annotated[
         str | None,
         Field(description="ISO date YYYY-MM-DD, e.g. 2026-03-10. Omit for today in the user's time zone."),
@@ -47,7 +47,7 @@ async def get_day_of_week(
 
 @datetime_toolset.tool(hints=_CLOCK)
 async def get_current_datetime(
-    ctx: ToolContext,
+    ctx: ToolContext[Any],
     timezone: Annotated[
         str | None,
         Field(description="IANA time zone name, e.g. Asia/Seoul or UTC. Omit for the user's own time zone."),

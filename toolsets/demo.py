@@ -7,6 +7,7 @@ import logging
 from zoneinfo import ZoneInfo
 
 from toolsets.services import Services
+from toolsets.store.events import NewEvent
 from toolsets.store.users import UserRecord
 
 logger = logging.getLogger("truloop.demo")
@@ -71,22 +72,22 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
     week = dt.datetime.now(zone).replace(hour=19, minute=0, second=0, microsecond=0) + dt.timedelta(days=14)
     await services.events.create(
         you,
-        {
-            "title": "Team dinner",
-            "start": week.isoformat(),
-            "end": (week + dt.timedelta(days=4, hours=2)).isoformat(),
-            "timezone": timezone,
-            "location": "Gangnam, Seoul",
-            "description": "Pick the evenings you can make; we book the most popular one.",
-            "availability_deadline": (week - dt.timedelta(days=3)).isoformat(),
-        },
+        NewEvent(
+            title="Team dinner",
+            start=week,
+            end=week + dt.timedelta(days=4, hours=2),
+            timezone=timezone,
+            location="Gangnam, Seoul",
+            description="Pick the evenings you can make; we book the most popular one.",
+            availability_deadline=week - dt.timedelta(days=3),
+        ),
         ["minji", "junho", "guest-hana"],
     )
     review = (dt.datetime.now(zone) + dt.timedelta(days=2)).replace(hour=10, minute=0, second=0, microsecond=0)
     await services.events.create(
         "minji",
-        {"title": "Design review", "start": review.isoformat(), "end": (review + dt.timedelta(hours=1)).isoformat(),
-         "timezone": timezone, "location": "Namsan room"},
+        NewEvent(title="Design review", start=review, end=review + dt.timedelta(hours=1), timezone=timezone,
+                 location="Namsan room"),
         [you, "sora"],
     )  # fmt: skip
     docs = services.docs_dir

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
-ErrorCode = Literal["unknown_tool", "validation", "handler_error"] | str
+from toolsets.errors import ErrorCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,12 +17,17 @@ class ToolOk:
 
 @dataclass(frozen=True, slots=True)
 class ToolErr:
+    """`code` may be given as its string value; it is coerced (an unknown code raises ValueError)."""
+
     code: ErrorCode
     reason: str
     retryable: bool = False
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", ErrorCode(self.code))
+
     def structured(self) -> dict[str, Any]:
-        return {"status": "error", "code": self.code, "reason": self.reason, "retryable": self.retryable}
+        return {"status": "error", "code": self.code.value, "reason": self.reason, "retryable": self.retryable}
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +35,7 @@ class ToolCancelled:
     reason: str
 
     def structured(self) -> dict[str, Any]:
-        return {"status": "cancelled", "code": "cancelled", "reason": self.reason}
+        return {"status": "cancelled", "code": ErrorCode.CANCELLED.value, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)

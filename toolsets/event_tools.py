@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from toolsets.annotations import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolHints
 from toolsets.context import ToolContext
-from toolsets.errors import CallDeferred, ToolError, ToolInputError
+from toolsets.device_calendar import READ_CALENDAR, DeviceCalendar
+from toolsets.errors import CallDeferred, ErrorCode, ToolError, ToolInputError
 from toolsets.event_views import EventView, event_view, owned_event
-from toolsets.services import Services, services_of
+from toolsets.services import Services
+from toolsets.store.events import EventChanges, NewEvent
 from toolsets.store.users import UserRecord
 from toolsets.toolset import Toolset
+from toolsets.user_lookup import FIND_PEOPLE_HINT, resolve
 from toolsets.validation import parse_datetime, parse_timezone
 
 event_toolset = Toolset("event")
@@ -47,15 +50,10 @@ async def resolve_invitees(services: Services, identifiers: list[str], owner_id:
     """Every identifier must name exactly one user; otherwise nothing happens and the error says which."""
     if len(identifiers) > MAX_INVITEES:
         raise ToolInputError(f"At most {MAX_INVITEES} invitees per call; got {len(identifiers)}.")
-    found: list[UserRecord] = []
-    unknown: list[str] = []
-    ambiguous: list[str] = []
-    for identifier in identifiers:
-        matches = await services.users.resolve(identifier)
-        if len(matches) == 1:
-            found.append(matches[0])
-        else:
-            (ambiguous if matches else unknown).append(identifier)
+    resolved = [await resolve(services.users, identifier) for identifier in identifiers]
+    found = [answer.user for answer in resolved if answer.user is not None]
+    unknown = [answer.identifier for answer in resolved if answer.status == "not_found"]
+    ambiguous = [answer.identifier for answer in resolved if answer.status == "ambiguous"]
     if unknown or ambiguous:
         parts = []
         if unknown:
@@ -63,9 +61,9 @@ async def resolve_invitees(services: Services, identifiers: list[str], owner_id:
         if ambiguous:
             parts.append(f"several users match {', '.join(map(repr, ambiguous))}")
         raise ToolError(
-            f"Could not invite: {'; '.join(parts)}. Nothing was changed. Use search_users or get_user_eids to find "
-            "the right people, then pass their ids.",
-            code="not_found",
+            f"Could not invite: {'; '.join(parts)}. Nothing was changed; {FIND_PEOPLE_HINT} "
+            "(or get_user_eids for several), then pass their ids.",
+            code=ErrorCode.NOT_FOUND,
         )
     if any(user.id == owner_id for user in found):
         raise ToolInputError("You organise this event; do not list yourself as an invitee.")
@@ -97,7 +95,7 @@ def check_future_start(start: dt.datetime) -> None:
 
 @event_toolset.tool(hints=READ_ONLY)
 async def get_events(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     start: Annotated[
         Moment | None, Field(description="Range start, ISO 8601 (e.g. 2026-03-09T00:00:00+09:00); default now")
     ] = None,
@@ -105,7 +103,7 @@ async def get_events(
 ) -> EventList:
     """List the events you organise or are invited to in a time range (default: the next 30 days), with invitees
     and, for your own events, the availability invitees submitted."""
-    services = services_of(ctx)
+    services = ctx.deps
     zone = ctx.caller.timezone
     now = dt.datetime.now(parse_timezone(zone)).replace(microsecond=0)
     since = parse_datetime(start, field="start", timezone=zone) if start else now
@@ -121,7 +119,7 @@ async def get_events(
 
 @event_toolset.tool(hints=WRITE)
 async def create_event(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     title: Annotated[str, Field(description="Event title", min_length=1, max_length=200)],
     start: Annotated[Moment, Field(description="Start, ISO 8601, e.g. 2026-03-10T19:00:00+09:00")],
     end: Annotated[Moment, Field(description="End, ISO 8601; after start")],
@@ -142,7 +140,7 @@ async def create_event(
 ) -> EventView:
     """Create an event you organise, optionally inviting people and collecting their availability until a
     deadline (invitees pick dates between the event's start and end dates)."""
-    services = services_of(ctx)
+    services = ctx.deps
     zone = (timezone or ctx.caller.timezone).strip()
     parse_timezone(zone)
     begins = parse_datetime(start, field="start", timezone=zone)
@@ -155,22 +153,17 @@ async def create_event(
     check_times(begins, ends, deadline, new_deadline=True)
     check_future_start(begins)
     people = await resolve_invitees(services, invitees or [], ctx.caller.user_id)
-    fields: dict[str, Any] = {
-        "title": title.strip(),
-        "start": begins.isoformat(),
-        "end": ends.isoformat(),
-        "timezone": zone,
-        "location": location,
-        "description": description,
-        "availability_deadline": deadline.isoformat() if deadline else None,
-    }
-    event = await services.events.create(ctx.caller.user_id, fields, [user.id for user in people])
+    new = NewEvent(
+        title=title.strip(), start=begins, end=ends, timezone=zone, location=location, description=description,
+        availability_deadline=deadline,
+    )  # fmt: skip
+    event = await services.events.create(ctx.caller.user_id, new, [user.id for user in people])
     return await event_view(services, event, ctx.caller.user_id)
 
 
 @event_toolset.tool(hints=WRITE_IDEMPOTENT)
 async def update_event(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     event_id: Annotated[str, Field(description="Id of your event", max_length=64)],
     title: Annotated[str | None, Field(description="New title", min_length=1, max_length=200)] = None,
     start: Annotated[Moment | None, Field(description="New start, ISO 8601")] = None,
@@ -183,35 +176,33 @@ async def update_event(
     ] = None,
 ) -> EventView:
     """Change some fields of an event you organise; fields you leave out stay as they are."""
-    services = services_of(ctx)
+    services = ctx.deps
     event = await owned_event(services, event_id, ctx.caller.user_id, "change it")
     zone = (timezone or event.timezone).strip()
     parse_timezone(zone)
-    changes: dict[str, Any] = {"timezone": zone}
     begins = parse_datetime(start, field="start", timezone=zone) if start else dt.datetime.fromisoformat(event.start)
     ends = parse_datetime(end, field="end", timezone=zone) if end else dt.datetime.fromisoformat(event.end)
+    given: dict[str, object] = {"timezone": zone, "start": begins, "end": ends}
     if availability_deadline == "":
         deadline, new_deadline = None, False
-        changes["availability_deadline"] = None
+        given["availability_deadline"] = None
     elif availability_deadline:
         deadline = parse_datetime(availability_deadline, field="availability_deadline", timezone=zone)
         new_deadline = True
-        changes["availability_deadline"] = deadline.isoformat()
+        given["availability_deadline"] = deadline
     else:
         current = event.availability_deadline
         deadline, new_deadline = (dt.datetime.fromisoformat(current) if current else None), False
     check_times(begins, ends, deadline, new_deadline=new_deadline)
-    changes.update(start=begins.isoformat(), end=ends.isoformat())
-    for key, value in (("title", title), ("location", location), ("description", description)):
-        if value is not None:
-            changes[key] = value.strip() if key == "title" else value
-    updated = await services.events.update(event.id, changes)
+    texts = {"title": title.strip() if title is not None else None, "location": location, "description": description}
+    given.update({key: value for key, value in texts.items() if value is not None})  # left out: unchanged
+    updated = await services.events.update(event.id, EventChanges.model_validate(given))
     return await event_view(services, updated, ctx.caller.user_id)
 
 
 @event_toolset.tool(hints=WRITE_IDEMPOTENT)
 async def invite_to_event(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     event_id: Annotated[str, Field(description="Id of your event", max_length=64)],
     invitees: Annotated[
         list[Annotated[str, Field(max_length=200)]],
@@ -219,44 +210,33 @@ async def invite_to_event(
     ],
 ) -> InviteResult:
     """Invite people to an event you organise; people already invited are not invited twice."""
-    services = services_of(ctx)
+    services = ctx.deps
     event = await owned_event(services, event_id, ctx.caller.user_id, "invite people")
     people = await resolve_invitees(services, invitees, ctx.caller.user_id)
     added, already = await services.events.invite(event.id, [user.id for user in people], ctx.caller.user_id)
     refreshed = await services.events.get(event.id)
     if refreshed is None:
-        raise ToolError("The event was deleted while inviting; nothing to invite to.", code="not_found")
+        raise ToolError("The event was deleted while inviting; nothing to invite to.", code=ErrorCode.NOT_FOUND)
     view = await event_view(services, refreshed, ctx.caller.user_id)
     return InviteResult(event=view, invited=added, already_invited=already)
 
 
 @event_toolset.tool(hints=DESTRUCTIVE)
 async def delete_event(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     event_id: Annotated[str, Field(description="Id of your event to delete", max_length=64)],
 ) -> DeletedEvent:
     """Delete an event you organise, with its invitations and collected availability. This cannot be undone."""
-    services = services_of(ctx)
+    services = ctx.deps
     event = await owned_event(services, event_id, ctx.caller.user_id, "delete it")
     if not await services.events.delete(event.id):
-        raise ToolError(f"Event {event_id!r} was already deleted.", code="not_found")
+        raise ToolError(f"Event {event_id!r} was already deleted.", code=ErrorCode.NOT_FOUND)
     return DeletedEvent(event_id=event.id, title=event.title, invitees_affected=len(event.invitations))
 
 
-class CalendarEntry(BaseModel):
-    id: str = Field(description="The device calendar's event id")
-    title: str = Field(description="Title")
-    start: str = Field(description="Start, ISO 8601 with offset")
-    end: str = Field(description="End, ISO 8601 with offset")
-
-
-class DeviceCalendar(BaseModel):
-    events: list[CalendarEntry] = Field(description="Events in the user's device calendar in the range")
-
-
-@event_toolset.tool(hints=ToolHints(read_only=True, idempotent=True), deferred=True)
+@event_toolset.tool(hints=ToolHints(read_only=True, idempotent=True), device=READ_CALENDAR)
 async def get_calendar_events(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     notification_message: Annotated[
         str, Field(description="Short text the user's device shows while it reads the calendar", max_length=200)
     ],

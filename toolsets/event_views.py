@@ -6,7 +6,7 @@ import datetime as dt
 
 from pydantic import BaseModel, Field
 
-from toolsets.errors import ToolError
+from toolsets.errors import ErrorCode, ToolError
 from toolsets.services import Services
 from toolsets.store.events import EventRecord
 
@@ -103,12 +103,14 @@ async def visible_event(
     """
     event = await services.events.get(event_id.strip())
     if event is None or not event.involves(viewer_id):
-        raise ToolError(f"No event {event_id!r} that you can see. Use {list_tool} to find event ids.", code="not_found")
+        raise ToolError(
+            f"No event {event_id!r} that you can see. Use {list_tool} to find event ids.", code=ErrorCode.NOT_FOUND
+        )
     return event
 
 
 async def owned_event(services: Services, event_id: str, owner_id: str, action: str) -> EventRecord:
     event = await visible_event(services, event_id, owner_id)
     if event.owner_id != owner_id:
-        raise ToolError(f"Only the event's organiser can {action}; you are an invitee.", code="forbidden")
+        raise ToolError(f"Only the event's organiser can {action}; you are an invitee.", code=ErrorCode.FORBIDDEN)
     return event

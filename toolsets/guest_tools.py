@@ -9,9 +9,10 @@ from pydantic import BaseModel, Field
 
 from toolsets.annotations import READ_ONLY, WRITE_IDEMPOTENT
 from toolsets.context import ToolContext
-from toolsets.errors import ToolError
+from toolsets.errors import ErrorCode, ToolError
 from toolsets.event_views import EventView, candidate_range, event_view, visible_event
-from toolsets.services import services_of
+from toolsets.services import Services
+from toolsets.store.errors import InvitationMissing
 from toolsets.toolset import Toolset
 from toolsets.validation import MAX_AVAILABLE_DATES, check_available_dates
 
@@ -32,27 +33,27 @@ class AvailabilityUpdate(BaseModel):
 
 
 @guest_toolset.tool(hints=READ_ONLY)
-async def list_invited_events(ctx: ToolContext) -> InvitedEvents:
+async def list_invited_events(ctx: ToolContext[Services]) -> InvitedEvents:
     """List the events you are invited to, with their candidate dates, deadline and what you submitted."""
-    services = services_of(ctx)
+    services = ctx.deps
     events = await services.events.invited_events(ctx.caller.user_id)
     return InvitedEvents(events=[await event_view(services, event, ctx.caller.user_id) for event in events])
 
 
 @guest_toolset.tool(hints=READ_ONLY)
 async def get_event_details(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     event_id: Annotated[str, Field(description="Id of an event you are invited to", max_length=64)],
 ) -> EventView:
     """Show one event you are invited to: time, place, candidate dates, deadline and your submitted dates."""
-    services = services_of(ctx)
+    services = ctx.deps
     event = await visible_event(services, event_id, ctx.caller.user_id, list_tool=GUEST_LIST_TOOL)
     return await event_view(services, event, ctx.caller.user_id)
 
 
 @guest_toolset.tool(hints=WRITE_IDEMPOTENT)
 async def update_guest_availability(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     event_id: Annotated[str, Field(description="Id of an event you are invited to", max_length=64)],
     available_dates: Annotated[
         list[Annotated[str, Field(max_length=10)]],
@@ -63,10 +64,10 @@ async def update_guest_availability(
     ],
 ) -> AvailabilityUpdate:
     """Tell the organiser which of the event's candidate dates you can make, before its availability deadline."""
-    services = services_of(ctx)
+    services = ctx.deps
     event = await visible_event(services, event_id, ctx.caller.user_id, list_tool=GUEST_LIST_TOOL)
     if event.owner_id == ctx.caller.user_id:
-        raise ToolError("You organise this event; availability is collected from invitees.", code="forbidden")
+        raise ToolError("You organise this event; availability is collected from invitees.", code=ErrorCode.FORBIDDEN)
     first, last = candidate_range(event)
     deadline = dt.datetime.fromisoformat(event.availability_deadline) if event.availability_deadline else None
     dates = check_available_dates(
@@ -75,8 +76,10 @@ async def update_guest_availability(
     recorded = [day.isoformat() for day in dates]
     try:
         stamp = await services.events.set_availability(event.id, ctx.caller.user_id, recorded)
-    except LookupError:
-        raise ToolError("Your invitation was withdrawn meanwhile; nothing was recorded.", code="not_found") from None
+    except InvitationMissing:
+        raise ToolError(
+            "Your invitation was withdrawn meanwhile; nothing was recorded.", code=ErrorCode.NOT_FOUND
+        ) from None
     return AvailabilityUpdate(
         event_id=event.id, available_dates=recorded, submitted_at=stamp,
         availability_deadline=event.availability_deadline,

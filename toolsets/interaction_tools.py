@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from toolsets.annotations import ToolHints
+from toolsets.deferred import DeviceMethod, ElicitationForm
 from toolsets.errors import CallDeferred
 from toolsets.toolset import Toolset
 
@@ -17,7 +19,30 @@ class ConfirmationResult(BaseModel):
     confirmed: bool = Field(description="True when the user confirmed, False when they chose the other option")
 
 
-@interaction_toolset.tool(hints=ToolHints(idempotent=False), deferred=True)
+def _ask_in_client(arguments: Mapping[str, Any]) -> ElicitationForm:
+    label = arguments.get("confirm_label") or "Confirm"
+    schema = {
+        "type": "object",
+        "properties": {"confirmed": {"type": "boolean", "title": label, "description": arguments["message"]}},
+        "required": ["confirmed"],
+    }
+    return ElicitationForm(f"{arguments['title']}: {arguments['message']}", schema)
+
+
+CONFIRM_DIALOG = DeviceMethod(
+    "interaction.confirm",
+    {
+        "title": "title",
+        "message": "message",
+        "confirm_label": "confirmLabel",
+        "cancel_label": "cancelLabel",
+        "permission": "permission",
+    },
+    form=_ask_in_client,
+)
+
+
+@interaction_toolset.tool(hints=ToolHints(idempotent=False), device=CONFIRM_DIALOG)
 async def confirm_interaction(
     notification_message: Annotated[
         str, Field(description="Short text shown while the dialog is pending", max_length=200)
@@ -33,6 +58,4 @@ async def confirm_interaction(
 ) -> ConfirmationResult:
     """Ask the user to confirm something in a dialog on their device (optionally requesting an OS permission on
     confirm). Use before acting on the user's behalf when you are not sure they want it."""
-    arguments = {"title": title, "message": message, "confirm_label": confirm_label, "cancel_label": cancel_label,
-                 "permission": permission}  # fmt: skip
-    raise CallDeferred(arguments, notification_message=notification_message)
+    raise CallDeferred(notification_message=notification_message)

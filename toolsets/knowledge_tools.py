@@ -8,10 +8,12 @@ from pydantic import BaseModel, Field
 
 from toolsets.annotations import READ_ONLY
 from toolsets.context import ToolContext
-from toolsets.errors import ToolError
-from toolsets.services import services_of
-from toolsets.store.knowledge import DocsFolderMissing, KnowledgeHit
+from toolsets.errors import ErrorCode, ToolError
+from toolsets.services import Services
+from toolsets.store.errors import DocsFolderMissing
+from toolsets.store.knowledge import KnowledgeHit
 from toolsets.toolset import Toolset
+from toolsets.validation import search_terms
 
 knowledge_toolset = Toolset("knowledge")
 
@@ -24,7 +26,7 @@ class KnowledgeSearchResult(BaseModel):
 
 @knowledge_toolset.tool(hints=READ_ONLY)
 async def search_knowledge_base(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     query: Annotated[
         str,
         Field(
@@ -42,7 +44,8 @@ async def search_knowledge_base(
     with its document title, heading path, a snippet and the source file. Quote the source when you answer;
     if there are no hits, say the knowledge base has nothing on it rather than guessing.
     """
-    index = services_of(ctx).knowledge
+    search_terms(query, example="'laptop setup' or 'expense policy'")
+    index = ctx.deps.knowledge
     try:
         hits = await index.search(query, limit, progress=ctx.report_progress)
     except DocsFolderMissing as missing:
@@ -50,6 +53,6 @@ async def search_knowledge_base(
             f"The knowledge base folder {missing.folder} does not exist, so there is nothing to search. "
             "Tell the user to create it and put .md or .txt files in it, or to start the server with "
             "--docs <folder> (or set TRULOOP_DOCS_DIR) pointing at their docs.",
-            code="not_configured",
+            code=ErrorCode.NOT_CONFIGURED,
         ) from None
     return KnowledgeSearchResult(query=query, hits=hits, documents_indexed=await index.document_count())

@@ -12,10 +12,11 @@ from pydantic import BaseModel, Field
 
 from toolsets.annotations import DESTRUCTIVE, READ_ONLY, WRITE
 from toolsets.context import ToolContext
-from toolsets.errors import ToolError, ToolInputError
-from toolsets.services import services_of
-from toolsets.store.memories import MemoryHit, MemoryRecord, query_terms
+from toolsets.errors import ErrorCode, ToolError, ToolInputError
+from toolsets.services import Services
+from toolsets.store.memories import MemoryHit, MemoryRecord
 from toolsets.toolset import Toolset
+from toolsets.validation import search_terms
 
 memory_toolset = Toolset("memory")
 
@@ -39,7 +40,7 @@ class ForgetMemoryResult(BaseModel):
 
 @memory_toolset.tool(hints=WRITE)
 async def save_memory(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     content: Annotated[
         str,
         Field(
@@ -73,12 +74,12 @@ async def save_memory(
             "or split it into several memories."
         )
     clean_tags = _clean_tags(tags or [])
-    return await services_of(ctx).memories.save(ctx.caller.user_id, text, clean_tags)
+    return await ctx.deps.memories.save(ctx.caller.user_id, text, clean_tags)
 
 
 @memory_toolset.tool(hints=READ_ONLY)
 async def search_memories(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     query: Annotated[
         str,
         Field(
@@ -96,15 +97,14 @@ async def search_memories(
     text = query.strip()
     if len(text) > MAX_QUERY_CHARS:
         raise ToolInputError(f"query is {len(text):,} characters; the limit is {MAX_QUERY_CHARS}. Use a few key words.")
-    if not query_terms(text):
-        raise ToolInputError("query has no words to search for: pass one or more words, e.g. 'favorite restaurants'.")
-    hits = await services_of(ctx).memories.search(ctx.caller.user_id, text, limit)
+    search_terms(text, example="'favorite restaurants'")
+    hits = await ctx.deps.memories.search(ctx.caller.user_id, text, limit)
     return SearchMemoriesResult(query=text, count=len(hits), memories=hits)
 
 
 @memory_toolset.tool(hints=DESTRUCTIVE)
 async def forget_memory(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     memory_id: Annotated[
         str,
         Field(description="The id of the memory to delete, as returned by search_memories or save_memory."),
@@ -116,11 +116,11 @@ async def forget_memory(
     target = memory_id.strip()
     if not target or len(target) > MAX_MEMORY_ID_CHARS:
         raise ToolInputError("memory_id must be the id of a memory as returned by search_memories, e.g. 'mem_…'.")
-    if not await services_of(ctx).memories.forget(ctx.caller.user_id, target):
+    if not await ctx.deps.memories.forget(ctx.caller.user_id, target):
         raise ToolError(
             f"No memory with id {target!r} exists among the user's memories (it may already have been forgotten). "
             "Use search_memories to find the right id.",
-            code="not_found",
+            code=ErrorCode.NOT_FOUND,
         )
     return ForgetMemoryResult(memory_id=target, forgotten=True)
 

@@ -2,24 +2,54 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
 from toolsets.annotations import READ_ONLY
+from toolsets.deferred import DeviceMethod, ElicitationForm
 from toolsets.errors import CallDeferred
 from toolsets.toolset import Toolset
 
 permission_toolset = Toolset("permission")
 
+PermissionState = Literal["granted", "denied", "notDetermined", "restricted"]
+PERMISSION_STATES: tuple[PermissionState, ...] = get_args(PermissionState)
+STATE_LABELS: Mapping[PermissionState, str] = {
+    "granted": "Granted",
+    "denied": "Denied",
+    "notDetermined": "Not asked yet",
+    "restricted": "Restricted by the system",
+}
+
 
 class PermissionStatusResult(BaseModel):
-    status: Literal["granted", "denied", "notDetermined", "restricted"] = Field(
+    status: PermissionState = Field(
         description="granted, denied, notDetermined (never asked) or restricted (blocked by the system)"
     )
 
 
-@permission_toolset.tool(hints=READ_ONLY, deferred=True)
+def _ask_status(arguments: Mapping[str, Any]) -> ElicitationForm:
+    permission = arguments["permission"]
+    schema = {
+        "type": "object",
+        "properties": {
+            "status": {
+                "type": "string",
+                "title": f"Status of {permission}",
+                "enum": list(PERMISSION_STATES),
+                "enumNames": [STATE_LABELS[state] for state in PERMISSION_STATES],
+            }
+        },
+        "required": ["status"],
+    }
+    return ElicitationForm(f"What is this device's '{permission}' permission set to?", schema)
+
+
+@permission_toolset.tool(
+    hints=READ_ONLY, device=DeviceMethod("permissions.getStatus", {"permission": "permission"}, form=_ask_status)
+)
 async def get_permission_status(
     notification_message: Annotated[str, Field(description="Short text shown while the device checks", max_length=200)],
     permission: Annotated[
@@ -33,4 +63,4 @@ async def get_permission_status(
     ],
 ) -> PermissionStatusResult:
     """Check whether an OS permission is granted on the user's device, without asking the user for it."""
-    raise CallDeferred({"permission": permission}, notification_message=notification_message)
+    raise CallDeferred(notification_message=notification_message)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from toolsets.annotations import READ_ONLY_OPEN_WORLD
 from toolsets.context import ToolContext
 from toolsets.errors import ToolInputError
-from toolsets.services import services_of
+from toolsets.services import Services
 from toolsets.toolset import Toolset
 from toolsets.upstream.google_places import MAX_RADIUS_M, FoundPlace, LatLng
 
@@ -50,7 +50,7 @@ class SearchPlacesResult(BaseModel):
 
 @places_toolset.tool(hints=READ_ONLY_OPEN_WORLD)
 async def search_places(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     query: Annotated[
         str,
         Field(
@@ -97,7 +97,7 @@ async def search_places(
     radius_m = (radius or DEFAULT_RADIUS_M) if center is not None else None
     lang = _parse_language(language) if language is not None else None
 
-    found = await services_of(ctx).places.search_text(
+    found = await ctx.deps.places.search_text(
         text, center=center, radius_m=radius_m, language=lang, page_size=PAGE_SIZE
     )
     places = [_place(item) for item in found]

@@ -1,13 +1,32 @@
-"""Named profiles: compositions of toolsets, never copied lists of tools."""
+"""Named profiles: compositions of toolsets and wrappers, never copied lists of tools.
+
+This is the one place where policy is composed: a new wrapper or middleware is one line here.
+From the outside in: middleware (gates, argument checks) -> confirmation of destructive tools ->
+the toolsets themselves (a deferred tool's answer comes from the user's side).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from typing import Literal, get_args
 
-from toolsets.toolset import AbstractToolset, CombinedToolset
+from toolsets.approval import ApprovalRequiredToolset
+from toolsets.combined import CombinedToolset
+from toolsets.deferred import DeviceTools
+from toolsets.filtered import FilteredToolset
+from toolsets.middleware import Middleware, MiddlewareToolset
+from toolsets.toolset import AbstractToolset
 
-PROFILE_NAMES = ("member", "notification-safe", "guest")
+ProfileName = Literal["member", "notification-safe", "guest"]
+PROFILE_NAMES: tuple[ProfileName, ...] = get_args(ProfileName)
+
+# Argument middleware, outermost first (see toolsets/middleware.py for the ordering rules).
+MIDDLEWARE: tuple[Middleware, ...] = ()
+
+
+def with_policy(toolset: AbstractToolset) -> AbstractToolset:
+    return MiddlewareToolset(ApprovalRequiredToolset(toolset), MIDDLEWARE)
 
 
 @cache
@@ -23,17 +42,19 @@ def profiles() -> Mapping[str, AbstractToolset]:
     from toolsets.relay_tools import relay_toolset
     from toolsets.user_tools import user_toolset
 
-    member = CombinedToolset(
-        "member",
-        datetime_toolset,
-        user_toolset,
-        knowledge_toolset,
-        memory_toolset,
-        places_toolset,
-        relay_toolset,
-        event_toolset,
-        interaction_toolset,
-        permission_toolset,
+    member = with_policy(
+        CombinedToolset(
+            "member",
+            datetime_toolset,
+            user_toolset,
+            knowledge_toolset,
+            memory_toolset,
+            places_toolset,
+            relay_toolset,
+            event_toolset,
+            interaction_toolset,
+            permission_toolset,
+        )
     )
     # An allow-list: agents composing notifications must not create events, look users up or send
     # messages, and a toolset added to `member` later stays out until it is listed here.
@@ -45,8 +66,17 @@ def profiles() -> Mapping[str, AbstractToolset]:
         places_toolset.name,
         memory_toolset.name,
     }
-    notification_safe = member.filtered(lambda tool: tool.toolset in safe, name="notification-safe")
-    return {"member": member, "notification-safe": notification_safe, "guest": CombinedToolset("guest", guest_toolset)}
+    notification_safe = FilteredToolset(member, lambda tool: tool.toolset in safe, name="notification-safe")
+    guest = with_policy(CombinedToolset("guest", guest_toolset))
+    composed = {"member": member, "notification-safe": notification_safe, "guest": guest}
+    DeviceTools(composed.values())  # a deferred tool whose declaration does not fit stops the server here
+    return composed
+
+
+@cache
+def device_tools() -> DeviceTools:
+    """The deferred tools of every profile, for the device routes."""
+    return DeviceTools(profiles().values())
 
 
 def profile(name: str) -> AbstractToolset:

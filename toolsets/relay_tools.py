@@ -9,10 +9,11 @@ from pydantic import BaseModel, Field
 
 from toolsets.annotations import ToolHints
 from toolsets.context import ComposeRequest, ToolContext
-from toolsets.errors import InputRequired, ToolError, ToolInputError
-from toolsets.services import services_of
+from toolsets.errors import ErrorCode, InputRequired, ToolError, ToolInputError
+from toolsets.services import Services
 from toolsets.store.inbox import RateLimited
 from toolsets.toolset import Toolset
+from toolsets.user_lookup import resolve_one
 
 logger = logging.getLogger("truloop.relay")
 
@@ -49,7 +50,7 @@ def template_text(sender_name: str, message: str) -> str:
 
 @relay_toolset.tool(hints=ToolHints(open_world=True))
 async def send_message_to_user(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     recipient: Annotated[
         str, Field(description="Who to notify: username, email, phone number or user id", min_length=1, max_length=200)
     ],
@@ -59,16 +60,12 @@ async def send_message_to_user(
 ) -> SentMessage:
     """Send a message to another user: it is worded as a short notification, stored in their inbox and pushed to
     their device when one is connected. Limited per sender (a few per minute)."""
-    services = services_of(ctx)
+    services = ctx.deps
     users = services.users
     text = message.strip()
     if not text:
         raise ToolInputError("message must not be blank.")
-    matches = await users.resolve(recipient)
-    if len(matches) != 1:
-        problem = "Several users match" if matches else "No user matches"
-        raise ToolError(f"{problem} {recipient!r}; use search_users to find the right person.", code="not_found")
-    target = matches[0]
+    target = await resolve_one(users, recipient)
     if target.id == ctx.caller.user_id:
         raise ToolInputError("That is you; to remember something for yourself use save_memory.")
     me = await users.get(ctx.caller.user_id)
@@ -104,7 +101,7 @@ async def send_message_to_user(
     except RateLimited as limited:
         raise ToolError(
             f"You have sent too many messages; wait {limited.retry_after_seconds} s before sending another.",
-            code="rate_limited",
+            code=ErrorCode.RATE_LIMITED,
             retryable=True,
         ) from None
     delivered = False
@@ -123,12 +120,12 @@ async def send_message_to_user(
 
 @relay_toolset.tool(hints=ToolHints(idempotent=False))
 async def get_inbox(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     unread_only: Annotated[bool, Field(description="Only messages not read yet")] = True,
     limit: Annotated[int, Field(description="How many messages at most (1-50)", ge=1, le=50)] = 20,
 ) -> InboxPage:
     """Read the messages other users sent you (newest first); they are marked as read."""
-    services = services_of(ctx)
+    services = ctx.deps
     found = await services.inbox.messages(ctx.caller.user_id, unread_only=unread_only, limit=limit, mark_read=True)
     return InboxPage(
         messages=[

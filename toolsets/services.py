@@ -1,12 +1,12 @@
 """What a deployment provides to the tools: the embedded store, upstream clients, and ports.
 
 Everything is created on first use, so a stdio session that only asks for the date opens
-no database and imports no HTTP client.
+no database and imports no HTTP client. This is also where the deployment's choices are made
+(Supermemory or the embedded memory store), so neither the store nor the clients make them.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolsets.store.db import Database
+from toolsets.upstream.keys import UpstreamKeys
 
 if TYPE_CHECKING:
     import httpx
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from toolsets.store.memories import MemoryBackend
     from toolsets.store.users import UserStore
     from toolsets.upstream.google_places import PlacesClient
+    from toolsets.upstream.retry_policy import Sleep
 
 
 class DeliveryPort(Protocol):
@@ -36,8 +38,9 @@ class DeliveryPort(Protocol):
 class Services:
     data_dir: Path
     docs_dir: Path
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    http_transport: Any = None  # an httpx transport; tests pass httpx.MockTransport
+    keys: UpstreamKeys = field(default_factory=UpstreamKeys)
+    http_transport: httpx.AsyncBaseTransport | None = None  # None: the network; tests pass httpx.MockTransport
+    retry_sleep: Sleep | None = None  # the upstream clients' backoff wait (None: anyio.sleep); tests skip it
     delivery: DeliveryPort | None = None
 
     @cached_property
@@ -64,8 +67,6 @@ class Services:
 
     @cached_property
     def memories(self) -> MemoryBackend:
-        from toolsets.store.memories import memory_backend
-
         return memory_backend(self)
 
     @cached_property
@@ -78,25 +79,20 @@ class Services:
     def places(self) -> PlacesClient:
         from toolsets.upstream.google_places import PlacesClient
 
-        return PlacesClient(self)
-
-    def secret(self, name: str) -> str | None:
-        value = self.env.get(name, "").strip()
-        return value or None
-
-    def http_client(self, *, timeout: float = 10.0, **kwargs: Any) -> httpx.AsyncClient:
-        import httpx
-
-        return httpx.AsyncClient(transport=self.http_transport, timeout=timeout, **kwargs)
+        return PlacesClient(self.keys.google_maps, transport=self.http_transport, sleep=self.retry_sleep)
 
     def close(self) -> None:
         if "db" in self.__dict__:
             self.db.close()
 
 
-def services_of(ctx: Any) -> Services:
-    """The services of a tool's context; a deployment without them is a configuration error."""
-    services = getattr(ctx, "services", None)
-    if not isinstance(services, Services):
-        raise RuntimeError("this tool needs a Services object in ToolContext.services")
-    return services
+def memory_backend(services: Services) -> MemoryBackend:
+    """Supermemory when a SUPERMEMORY_API_KEY is given (not blank), else the embedded store."""
+    key = services.keys.supermemory
+    if key is not None and key.get_secret_value().strip():
+        from toolsets.upstream.supermemory import SupermemoryMemories
+
+        return SupermemoryMemories(key, transport=services.http_transport, sleep=services.retry_sleep)
+    from toolsets.store.memories import SqliteMemories
+
+    return SqliteMemories(services.db)

@@ -7,13 +7,15 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from toolsets.annotations import READ_ONLY
+from toolsets.contacts import parse_contact_or_none
 from toolsets.context import ToolContext
-from toolsets.errors import ToolError, ToolInputError
-from toolsets.services import services_of
-from toolsets.store.users import UserRecord
+from toolsets.errors import ErrorCode, ToolError, ToolInputError
+from toolsets.services import Services
+from toolsets.store.users import UserRecord, UserStore
 from toolsets.text import canonical_key, strip_invisible
 from toolsets.toolset import Toolset
-from toolsets.validation import normalize_email, normalize_phone
+from toolsets.user_lookup import FIND_PEOPLE_HINT, resolve
+from toolsets.validation import contact
 
 user_toolset = Toolset("user")
 
@@ -35,9 +37,12 @@ class UserProfile(PublicProfile):
     is_self: bool = Field(description="True when this is the caller's own profile")
 
 
+SearchBy = Literal["contact", "username", "group"]
+
+
 class UserSearchResult(BaseModel):
     query: str = Field(description="What was searched for")
-    by: str = Field(description="contact, username or group")
+    by: SearchBy = Field(description="How it was searched: contact, username or group")
     users: list[PublicProfile] = Field(description="Matching users (public fields only)")
 
 
@@ -58,21 +63,19 @@ def public(user: UserRecord) -> PublicProfile:
 
 @user_toolset.tool(hints=READ_ONLY)
 async def get_user_profile(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     user_id: Annotated[
         str | None, Field(description="Id of the user to show; omit for your own profile", max_length=200)
     ] = None,
 ) -> UserProfile:
     """Show a user's profile: your own in full (contacts, groups, role), anyone else's public fields only."""
-    users = services_of(ctx).users
+    users = ctx.deps.users
     target = user_id.strip() if user_id else ctx.caller.user_id
     user = await users.get(target)
     if user is None:
         if target == ctx.caller.user_id:
             return UserProfile(id=target, username=None, display_name=None, is_self=True, role=ctx.caller.role)
-        raise ToolError(
-            f"No user with id {target!r}. Use search_users to find someone by name or contact.", code="not_found"
-        )
+        raise ToolError(f"No user with id {target!r}; {FIND_PEOPLE_HINT} by name or contact.", code=ErrorCode.NOT_FOUND)
     if user.id != ctx.caller.user_id:
         return UserProfile(**public(user).model_dump(), is_self=False)
     return UserProfile(**user.model_dump(), is_self=True)
@@ -80,50 +83,59 @@ async def get_user_profile(
 
 @user_toolset.tool(hints=READ_ONLY)
 async def search_users(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     query: Annotated[
         str,
         Field(
-            description="A phone number or email (by=contact), part of a username or name (by=username), "
-            "or a group name (by=group)",
+            description="A phone number or email, part of a username or name, or a group name (by=group)",
             min_length=1,
             max_length=200,
         ),
     ],
     by: Annotated[
-        Literal["contact", "username", "group"],
-        Field(description="contact: exact phone/email; username: name or username contains; group: its members"),
-    ] = "username",
+        Literal["auto", "contact", "username", "group"],
+        Field(
+            description="contact: exact phone/email; username: name or username contains; group: its members; "
+            "auto: a phone number or email as a contact, anything else as a name"
+        ),
+    ] = "auto",
 ) -> UserSearchResult:
     """Find users by phone number or email, by (part of) their username or name, or list a group's members.
     Group members are listed only for groups you belong to."""
-    users = services_of(ctx).users
+    users = ctx.deps.users
     text = strip_invisible(query)  # NUL and other control characters are never part of a query
     if not any(char.isalnum() for char in text):
         raise ToolInputError(
             "query must contain letters or digits: a name or username (e.g. 'minji' or '김민지'), "
-            "a phone number or email (by=contact), or a group name (by=group)."
+            "a phone number or email, or a group name (by=group)."
         )
-    if by == "contact":
-        if normalize_email(text) is None and normalize_phone(text, users.country) is None:
-            raise ToolInputError(f"by=contact needs a phone number or an email address; got {query!r}.")
-        found = await users.find_by_contact(text)
-    elif by == "username":
-        found = await users.find_by_username(text, MAX_SEARCH_RESULTS)
+    if by == "group":
+        found = await _group_members(users, text, ctx.caller.user_id)
+    elif by == "contact":
+        found = await users.find_by_contact(contact(text, default_country_code=users.country).value)
+    elif by == "auto" and parse_contact_or_none(text, users.country) is not None:
+        by, found = "contact", await users.find_by_contact(text)
+        if not found:  # a number or address nobody has may still be part of a username
+            by, found = "username", await users.find_by_username(text, MAX_SEARCH_RESULTS)
     else:
-        me = await users.get(ctx.caller.user_id)
-        if me is None or canonical_key(text) not in {canonical_key(group) for group in me.groups}:
-            raise ToolError(
-                f"You are not a member of a group named {text!r}; you can list only your own groups' members.",
-                code="forbidden",
-            )
-        found = await users.group_members(text)
+        by, found = "username", await users.find_by_username(text, MAX_SEARCH_RESULTS)
     return UserSearchResult(query=text, by=by, users=[public(user) for user in found[:MAX_SEARCH_RESULTS]])
+
+
+async def _group_members(users: UserStore, group: str, caller_id: str) -> list[UserRecord]:
+    """The members of one of the caller's own groups."""
+    me = await users.get(caller_id)
+    if me is None or canonical_key(group) not in {canonical_key(name) for name in me.groups}:
+        raise ToolError(
+            f"You are not a member of a group named {group!r}; you can list only your own groups' members.",
+            code=ErrorCode.FORBIDDEN,
+        )
+    return await users.group_members(group)
 
 
 @user_toolset.tool(hints=READ_ONLY)
 async def get_user_eids(
-    ctx: ToolContext,
+    ctx: ToolContext[Services],
     identifiers: Annotated[
         list[Annotated[str, Field(max_length=200)]],
         Field(description=f"Usernames, emails, phone numbers or ids (1 to {MAX_EIDS})", min_length=1),
@@ -135,14 +147,16 @@ async def get_user_eids(
             f"get_user_eids takes at most {MAX_EIDS} identifiers per call; got {len(identifiers)}. "
             "Split the list into several calls."
         )
-    users = services_of(ctx).users
+    users = ctx.deps.users
     answers = []
     for identifier in identifiers:
-        found = await users.resolve(identifier)
-        if len(found) == 1:
-            answers.append(
-                EidAnswer(identifier=identifier, status="found", eid=found[0].id, display_name=found[0].display_name)
+        found = await resolve(users, identifier)
+        answers.append(
+            EidAnswer(
+                identifier=identifier,
+                status=found.status,
+                eid=found.user.id if found.user else None,
+                display_name=found.user.display_name if found.user else None,
             )
-        else:
-            answers.append(EidAnswer(identifier=identifier, status="ambiguous" if found else "not_found", eid=None))
+        )
     return EidLookup(results=answers)

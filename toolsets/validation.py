@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from toolsets.contacts import Contact, parse_contact
 from toolsets.errors import ToolInputError
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -49,29 +50,25 @@ def today_in(timezone: str) -> dt.date:
     return dt.datetime.now(zone).date()
 
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_PHONE_CHARS = re.compile(r"[\s\-().]")
+def contact(value: str, *, default_country_code: str, field: str = "query") -> Contact:
+    """A phone number or an email address, normalised (see `toolsets.contacts`)."""
+    try:
+        return parse_contact(value, default_country_code)
+    except ValueError:
+        raise ToolInputError(
+            f"{field} must be a phone number (e.g. 010-1234-5678 or +82 10 1234 5678) or an email address; "
+            f"got {value!r}."
+        ) from None
 
 
-def normalize_email(value: str) -> str | None:
-    text = value.strip().lower()
-    return text if _EMAIL.match(text) else None
+def search_terms(query: str, *, example: str) -> list[str]:
+    """The search terms of a free-text query (the shared analyzer's); a query with none is refused."""
+    from toolsets.text import analyzer
 
-
-def normalize_phone(value: str, default_country_code: str = "82") -> str | None:
-    """E.164-style `+<digits>`; a national number (leading 0) gets the default country code."""
-    text = _PHONE_CHARS.sub("", value.strip())
-    if text.startswith("00"):
-        text = "+" + text[2:]
-    if text.startswith("+"):
-        digits = text[1:]
-    elif text.startswith("0"):
-        digits = default_country_code + text[1:]
-    else:
-        digits = text
-    if not digits.isdigit() or not 7 <= len(digits) <= 15:
-        return None
-    return "+" + digits
+    terms = analyzer().query_terms(query)
+    if not terms:
+        raise ToolInputError(f"query has no words or numbers to search for: pass one or more words, e.g. {example}.")
+    return terms
 
 
 def parse_datetime(value: str, *, field: str, timezone: str) -> dt.datetime:

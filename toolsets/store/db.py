@@ -19,14 +19,12 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
+from toolsets.store.errors import SchemaTooNew
+
 logger = logging.getLogger("truloop.store")
 
 T = TypeVar("T")
 Migration = str | Callable[[sqlite3.Connection], None]
-
-
-class StoreError(Exception):
-    """The embedded store could not complete an operation."""
 
 
 class Database:
@@ -97,7 +95,7 @@ def _migrate(conn: sqlite3.Connection, component: str, migrations: Sequence[Migr
     row = conn.execute("SELECT version FROM schema_versions WHERE component = ?", (component,)).fetchone()
     current = row[0] if row else 0
     if current > len(migrations):
-        raise StoreError(
+        raise SchemaTooNew(
             f"the store's {component} schema is version {current}, newer than this program knows "
             f"({len(migrations)}); upgrade truloop-mcp"
         )

@@ -6,12 +6,13 @@ import datetime as dt
 import json
 import secrets
 import sqlite3
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from pydantic import BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from toolsets.clock import iso_utc, now_iso
 from toolsets.store.db import Database
+from toolsets.store.errors import InvitationMissing
 
 MIGRATIONS = [
     """
@@ -74,15 +75,53 @@ class EventRecord(BaseModel):
         return user_id == self.owner_id or user_id in self.invitee_ids()
 
 
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+class NewEvent(BaseModel):
+    """What an event is created with. Times are aware: stored as given (with their offset) and in UTC."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    title: str
+    start: AwareDatetime
+    end: AwareDatetime
+    timezone: str  # IANA name the event is shown in
+    location: str | None = None
+    description: str | None = None
+    availability_deadline: AwareDatetime | None = None
 
 
-def utc(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
+class EventChanges(BaseModel):
+    """The fields an update sets: only those given (`None` given clears a field, such as the deadline)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    title: str | None = None
+    start: AwareDatetime | None = None
+    end: AwareDatetime | None = None
+    timezone: str | None = None
+    location: str | None = None
+    description: str | None = None
+    availability_deadline: AwareDatetime | None = None
+
+    @model_validator(mode="after")
+    def _required_fields_stay(self) -> EventChanges:
+        cleared = [name for name in ("title", "start", "end", "timezone") if name in self.model_fields_set
+                   and getattr(self, name) is None]  # fmt: skip
+        if cleared:
+            raise ValueError(f"an event always has {', '.join(cleared)}; give a value or leave it out")
+        return self
+
+    def columns(self) -> dict[str, str | None]:
+        """Column -> stored value of each field given (start and end also set their UTC columns)."""
+        given = {name: getattr(self, name) for name in self.model_fields_set}
+        columns = {name: _stored(value) for name, value in given.items()}
+        for name in ("start", "end"):
+            if given.get(name) is not None:
+                columns[f"{name}_utc"] = iso_utc(given[name])
+        return columns
 
 
-EDITABLE = ("title", "start", "end", "timezone", "location", "description", "availability_deadline")
+def _stored(value: str | dt.datetime | None) -> str | None:
+    return value.isoformat() if isinstance(value, dt.datetime) else value
 
 
 class EventStore:
@@ -92,7 +131,7 @@ class EventStore:
     async def _ready(self) -> None:
         await self.db.ensure_schema("events", MIGRATIONS)
 
-    async def create(self, owner_id: str, fields: Mapping[str, Any], invitee_ids: Iterable[str]) -> EventRecord:
+    async def create(self, owner_id: str, new: NewEvent, invitee_ids: Iterable[str]) -> EventRecord:
         """Create an event and its invitations in one transaction."""
         await self._ready()
         event_id = "evt_" + secrets.token_hex(6)
@@ -105,9 +144,9 @@ class EventStore:
                 "description, availability_deadline, created_at, updated_at) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    event_id, owner_id, fields["title"], fields["start"], fields["end"],
-                    _utc_of(fields["start"]), _utc_of(fields["end"]), fields["timezone"], fields.get("location"),
-                    fields.get("description"), fields.get("availability_deadline"), stamp, stamp,
+                    event_id, owner_id, new.title, new.start.isoformat(), new.end.isoformat(),
+                    iso_utc(new.start), iso_utc(new.end), new.timezone, new.location,
+                    new.description, _stored(new.availability_deadline), stamp, stamp,
                 ),
             )  # fmt: skip
             conn.executemany(
@@ -132,7 +171,7 @@ class EventStore:
             f"SELECT id FROM events WHERE ({ownership}id IN (SELECT event_id FROM invitations WHERE user_id = ?)) "
             "AND start_utc < ? AND end_utc > ? ORDER BY start_utc, id LIMIT 500"
         )
-        args = ((user_id,) if owned else ()) + (user_id, utc(end), utc(start))
+        args = ((user_id,) if owned else ()) + (user_id, iso_utc(end), iso_utc(start))
 
         def query(conn: sqlite3.Connection) -> list[EventRecord]:
             ids = [row["id"] for row in conn.execute(sql, args)]
@@ -153,14 +192,9 @@ class EventStore:
 
         return await self.db.read(query)
 
-    async def update(self, event_id: str, changes: Mapping[str, Any]) -> EventRecord:
+    async def update(self, event_id: str, changes: EventChanges) -> EventRecord:
         await self._ready()
-        columns = {key: value for key, value in changes.items() if key in EDITABLE}
-        if "start" in columns:
-            columns["start_utc"] = _utc_of(columns["start"])
-        if "end" in columns:
-            columns["end_utc"] = _utc_of(columns["end"])
-        columns["updated_at"] = now_iso()
+        columns = {**changes.columns(), "updated_at": now_iso()}
         assignments = ", ".join(f"{column} = ?" for column in columns)
 
         def apply(conn: sqlite3.Connection) -> EventRecord:
@@ -204,14 +238,10 @@ class EventStore:
                 (json.dumps(dates), stamp, event_id, user_id),
             )
             if cursor.rowcount != 1:
-                raise LookupError(event_id)
+                raise InvitationMissing(event_id, user_id)
             return stamp
 
         return await self.db.write(apply)
-
-
-def _utc_of(iso: str) -> str:
-    return utc(dt.datetime.fromisoformat(iso))
 
 
 def _load(conn: sqlite3.Connection, event_id: str) -> EventRecord | None:

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from toolsets.clock import Precision, iso_utc, now_iso
 from toolsets.store.db import Database
+from toolsets.store.errors import RateLimited
 
 MIGRATIONS = [
     """
@@ -48,14 +50,9 @@ class RateLimit:
     per_day: int = 100
 
 
-class RateLimited(Exception):  # noqa: N818
-    def __init__(self, retry_after_seconds: int) -> None:
-        super().__init__(retry_after_seconds)
-        self.retry_after_seconds = retry_after_seconds
-
-
-def _iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat(timespec="microseconds")
+__all__ = ["Inbox", "InboxMessage", "RateLimit", "RateLimited"]
+# Microseconds: the rate limit orders a sender's messages by their stamps, several may share a second.
+PRECISION: Precision = "microseconds"
 
 
 class Inbox:
@@ -74,7 +71,7 @@ class Inbox:
         now = dt.datetime.now(dt.UTC)
         message = InboxMessage(
             id="msg_" + secrets.token_hex(8), recipient_id=recipient_id, sender_id=sender_id, text=text,
-            original=original, composed_by=composed_by, created_at=_iso(now),
+            original=original, composed_by=composed_by, created_at=iso_utc(now, PRECISION),
         )  # fmt: skip
 
         def apply(conn: sqlite3.Connection) -> InboxMessage:
@@ -84,7 +81,7 @@ class Inbox:
             ):
                 rows = conn.execute(
                     "SELECT created_at FROM inbox WHERE sender_id = ? AND created_at > ? ORDER BY created_at",
-                    (sender_id, _iso(now - window)),
+                    (sender_id, iso_utc(now - window, PRECISION)),
                 ).fetchall()
                 if len(rows) >= allowed:
                     oldest = dt.datetime.fromisoformat(rows[len(rows) - allowed]["created_at"])
@@ -101,7 +98,7 @@ class Inbox:
     async def mark_delivered(self, message_id: str) -> None:
         await self.db.write(
             lambda conn: conn.execute(
-                "UPDATE inbox SET delivered_at = ? WHERE id = ?", (_iso(dt.datetime.now(dt.UTC)), message_id)
+                "UPDATE inbox SET delivered_at = ? WHERE id = ?", (now_iso(PRECISION), message_id)
             )
         )
 
@@ -117,7 +114,7 @@ class Inbox:
             ).fetchall()
             found = [InboxMessage(**dict(row)) for row in rows]
             if mark_read and found:
-                stamp = _iso(dt.datetime.now(dt.UTC))
+                stamp = now_iso(PRECISION)
                 conn.executemany(
                     "UPDATE inbox SET read_at = COALESCE(read_at, ?) WHERE id = ?", [(stamp, m.id) for m in found]
                 )

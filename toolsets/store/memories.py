@@ -13,22 +13,20 @@ analyzer are re-analyzed on first use, in batches.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import logging
 import sqlite3
 import time
 import uuid
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from toolsets.clock import now_iso
 from toolsets.store.db import Database
-from toolsets.text import Analyzer, analyzer, match_any
-
-if TYPE_CHECKING:
-    from toolsets.services import Services
+from toolsets.text import Analyzer, analyzer
+from toolsets.text import match_expression as fts_match
 
 logger = logging.getLogger("truloop.memory")
 
@@ -61,20 +59,10 @@ class MemoryBackend(Protocol):
         ...
 
 
-def query_terms(text: str) -> list[str]:
-    """The distinct search terms of a free-text query, in order; punctuation and FTS syntax are dropped
-    (terms hold only letters and digits, so nothing the user types reaches MATCH as syntax)."""
-    return analyzer().query_terms(text)
-
-
 def match_expression(user_id: str, query: str, text: Analyzer | None = None) -> str | None:
     """The MATCH expression of one user's search, safe for any user text: each term quoted and scoped to
     that user's postings, any term may match; None when the query has no term."""
-    terms = (text or analyzer()).query_terms(query)
-    if not terms:
-        return None
-    key = owner_key(user_id)
-    return match_any(key + term for term in terms)
+    return fts_match((text or analyzer()).query_terms(query), prefix=owner_key(user_id))
 
 
 def owner_key(user_id: str) -> str:
@@ -98,10 +86,6 @@ def _index(conn: sqlite3.Connection, seq: int, user_id: str, content_terms: str,
 
 def _terms(text: Analyzer, content: str, tags: list[str]) -> tuple[str, str]:
     return text.term_string(content), text.term_string(" ".join(tags))
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 MIGRATIONS = [
@@ -271,13 +255,3 @@ class SqliteMemories:
             lambda conn: conn.execute("SELECT count(*) FROM memories WHERE user_id = ?", (user_id,)).fetchone()
         )
         return int(row[0])
-
-
-def memory_backend(services: Services) -> MemoryBackend:
-    """Supermemory when SUPERMEMORY_API_KEY is set, else the embedded store."""
-    api_key = services.secret("SUPERMEMORY_API_KEY")
-    if api_key:
-        from toolsets.upstream.supermemory import SupermemoryMemories
-
-        return SupermemoryMemories(services, api_key)
-    return SqliteMemories(services.db)

@@ -7,17 +7,18 @@ through the shared analyzer (`toolsets.text`) plus Latin spellings of Korean nam
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from toolsets.clock import now_iso
+from toolsets.contacts import DEFAULT_COUNTRY_CODE, normalize_email, normalize_phone, parse_contact_or_none
 from toolsets.store.db import Database
-from toolsets.text import analyzer, canonical_key, strip_invisible
+from toolsets.text import analyzer, canonical_key, match_expression, strip_invisible
 from toolsets.text.romanize import name_spellings
-from toolsets.validation import normalize_email, normalize_phone
 
 MIGRATIONS = [
     """
@@ -133,12 +134,8 @@ class UserRecord(BaseModel):
         return sorted(names.values())
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
 class UserStore:
-    def __init__(self, db: Database, *, default_country_code: str = "82") -> None:
+    def __init__(self, db: Database, *, default_country_code: str = DEFAULT_COUNTRY_CODE) -> None:
         self.db = db
         self.country = default_country_code
         self._names_current = False
@@ -150,12 +147,18 @@ class UserStore:
             self._names_current = True
 
     def _clean(self, user: UserRecord) -> UserRecord:
-        phone = normalize_phone(user.phone, self.country) if user.phone else None
-        email = normalize_email(user.email) if user.email else None
+        """Contacts in their normal form; one that cannot be read is dropped rather than stored unusable."""
+        phone = email = None
+        if user.phone:
+            with contextlib.suppress(ValueError):
+                phone = normalize_phone(user.phone, self.country)
+        if user.email:
+            with contextlib.suppress(ValueError):
+                email = normalize_email(user.email)
         return user.model_copy(update={"phone": phone, "email": email})
 
     def _upsert(self, conn: sqlite3.Connection, user: UserRecord, *, keep_existing: bool) -> None:
-        now = _now()
+        now = now_iso()
         if keep_existing:  # first authenticated use: fill gaps, never overwrite what an operator imported
             conn.execute(
                 "INSERT INTO users(id, username, display_name, phone, email, role, created_at, updated_at) "
@@ -243,12 +246,11 @@ class UserStore:
 
     async def find_by_contact(self, contact: str) -> list[UserRecord]:
         await self._ready()
-        email = normalize_email(contact)
-        phone = None if email else normalize_phone(contact, self.country)
-        if email is None and phone is None:
+        found = parse_contact_or_none(contact, self.country)
+        if found is None:
             return []
-        where, args = ("email = ?", (email,)) if email else ("phone = ?", (phone,))
-        return list((await self.db.read(lambda conn: _load(conn, where, args))).values())
+        where = "email = ?" if found.kind == "email" else "phone = ?"
+        return list((await self.db.read(lambda conn: _load(conn, where, (found.value,)))).values())
 
     async def find_by_username(self, text: str, limit: int) -> list[UserRecord]:
         """Users whose username or name contains `text`, or whose name has every word of it (`민지` and
@@ -258,8 +260,7 @@ class UserStore:
         if not any(char.isalnum() for char in needle):  # nothing to look for: never "everyone"
             return []
         escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        terms = analyzer().query_terms(needle)
-        match = " AND ".join(f'"{term}"' for term in terms)
+        match = match_expression(analyzer().query_terms(needle), require="all")
 
         def run(conn: sqlite3.Connection) -> list[UserRecord]:
             ids: dict[str, None] = {}
@@ -309,9 +310,7 @@ class UserStore:
         found = await self.db.read(lambda conn: _load(conn, "username = ?", (username,)))
         if found:
             return list(found.values())
-        if normalize_phone(text, self.country):
-            return await self.find_by_contact(text)
-        return []
+        return await self.find_by_contact(text)  # a phone number; [] for anything else
 
 
 def _reindex_names(conn: sqlite3.Connection) -> int:

@@ -159,12 +159,3 @@ class Analyzer:
 def analyzer(korean: str = KEPT) -> Analyzer:
     """The shared analyzer (the kept strategy unless another is named)."""
     return Analyzer(korean)
-
-
-def match_any(terms: Iterable[str], columns: Iterable[str] | None = None) -> str:
-    """An FTS5 MATCH expression: any of `terms` (each quoted; terms hold only letters and digits),
-    optionally restricted to `columns`."""
-    body = " OR ".join(f'"{term}"' for term in terms)
-    if columns is None:
-        return body
-    return "{" + " ".join(columns) + "} : (" + body + ")"

@@ -11,14 +11,20 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from toolsets.errors import ToolError
+from toolsets.errors import ErrorCode, ToolError
+from toolsets.upstream.failures import (
+    UpstreamService,
+    clip,
+    redact,
+    status_failure,
+    transport_failure,
+    unreadable_answer,
+)
+from toolsets.upstream.retry_policy import RETRY_SAFE, RetryPolicy, Sleep
 
 if TYPE_CHECKING:
     import httpx
-
-    from toolsets.services import Services
+    from pydantic import SecretStr
 
 logger = logging.getLogger("truloop.places")
 
@@ -43,10 +49,19 @@ MAX_RADIUS_M = 50_000
 MAX_PAGE_SIZE = 20
 READ_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 5.0
-ATTEMPTS = 2  # the search changes nothing, so one retry after a 5xx or a timeout is safe
-RETRY_DELAY_S = 0.25
-_MESSAGE_LIMIT = 300
-_UNAVAILABLE = "Google Places is unavailable ({detail}); the search may be retried in a moment."
+# One resend after a 5xx or a timeout; a 429 goes straight back, so the model can wait and decide.
+RETRY = RetryPolicy(attempts=2, statuses=frozenset({500, 502, 503, 504}), base_delay=0.25)
+ACTION = "search for places"
+SERVICE = UpstreamService(
+    name="Google Places",
+    key_variable=API_KEY_ENV,
+    fix_key=(
+        "The key is invalid, restricted, or the Places API (New) is not enabled for its Google Cloud project; "
+        "tell the user place search is unavailable until the operator fixes the key."
+    ),
+    retry_later="the search may be retried in a moment",
+    change_request="Change the query or the location, radius or language arguments and try again.",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +88,16 @@ class FoundPlace:
 
 
 class PlacesClient:
-    def __init__(self, services: Services) -> None:
-        self._services = services
+    def __init__(
+        self,
+        api_key: SecretStr | None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Sleep | None = None,
+    ) -> None:
+        self._api_key = api_key
+        self._transport = transport
+        self._sleep = sleep
 
     async def search_text(
         self,
@@ -86,12 +109,12 @@ class PlacesClient:
         page_size: int = 10,
     ) -> list[FoundPlace]:
         """Places matching `query`, ranked by Google; `center` + `radius_m` bias (not restrict) the area."""
-        key = self._services.secret(API_KEY_ENV)
-        if key is None:
+        key = self._api_key.get_secret_value().strip() if self._api_key is not None else ""
+        if not key:
             raise ToolError(
                 f"Place search is not configured: set {API_KEY_ENV} to a Google Maps Platform API key with the "
                 "Places API (New) enabled, in the server's environment. Tell the user place search is unavailable.",
-                code="not_configured",
+                code=ErrorCode.NOT_CONFIGURED,
             )
         body: dict[str, Any] = {"textQuery": query, "pageSize": max(1, min(page_size, MAX_PAGE_SIZE))}
         if center is not None:
@@ -113,32 +136,15 @@ class PlacesClient:
     async def _post(self, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
         import httpx
 
+        from toolsets.upstream.retry import retrying_client
+
         timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
-        async with self._services.http_client(timeout=READ_TIMEOUT_S) as client:
-            for attempt in range(1, ATTEMPTS + 1):
-                last = attempt == ATTEMPTS
-                try:
-                    response = await client.post(SEARCH_TEXT_URL, json=body, headers=headers, timeout=timeout)
-                except httpx.TimeoutException:
-                    logger.warning("places search timed out (attempt %d of %d)", attempt, ATTEMPTS)
-                    if last:
-                        raise _unavailable("no answer in time") from None
-                except httpx.TransportError as exc:
-                    logger.warning("places search could not connect (attempt %d of %d): %s", attempt, ATTEMPTS, exc)
-                    if last:
-                        raise _unavailable("could not connect") from None
-                else:
-                    if response.status_code < 500 or last:
-                        return response
-                    logger.warning(
-                        "places search got HTTP %d (attempt %d of %d)", response.status_code, attempt, ATTEMPTS
-                    )
-                await anyio.sleep(RETRY_DELAY_S)
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-
-def _unavailable(detail: str) -> ToolError:
-    return ToolError(_UNAVAILABLE.format(detail=detail), code="upstream_unavailable", retryable=True)
+        try:
+            async with retrying_client(self._transport, RETRY, sleep=self._sleep, timeout=timeout) as client:
+                # a search changes nothing, so resending it is safe
+                return await client.post(SEARCH_TEXT_URL, json=body, headers=headers, extensions={RETRY_SAFE: True})
+        except httpx.TransportError as exc:
+            raise transport_failure(SERVICE, exc, action=ACTION) from None
 
 
 def _google_error(response: httpx.Response) -> tuple[str, str, str]:
@@ -154,39 +160,16 @@ def _google_error(response: httpx.Response) -> tuple[str, str, str]:
     return message, str(error.get("status") or ""), str(reasons[0]) if reasons else ""
 
 
-def _scrub(text: str, key: str) -> str:
-    text = text.replace(key, "[redacted]")
-    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
-
-
 def _error_for(response: httpx.Response, key: str) -> ToolError:
     status = response.status_code
     message, google_status, reason = _google_error(response)
-    message = _scrub(message, key)
+    message = clip(redact(message, key))
     logger.warning("places search failed: HTTP %d %s %s: %s", status, google_status, reason, message)
+    label = " ".join(part for part in (str(status), google_status, reason) if part)
     # Google answers an unknown key with 400 INVALID_ARGUMENT + reason API_KEY_INVALID, not 401.
-    if status in (401, 403) or reason.startswith("API_KEY_"):
-        label = " ".join(part for part in (str(status), google_status, reason) if part)
-        return ToolError(
-            f"Google Places refused the API key in {API_KEY_ENV} (HTTP {label}): the key is invalid, restricted, "
-            "or the Places API (New) is not enabled for its Google Cloud project. Retrying will not help; tell the "
-            "user place search is unavailable until the operator fixes the key.",
-            code="upstream_auth",
-        )
-    if status == 429:
-        return ToolError(
-            "Google Places rate limited this server (HTTP 429, too many requests or quota used up); "
-            "wait a little before searching again.",
-            code="rate_limited",
-            retryable=True,
-        )
-    if status >= 500:
-        return _unavailable(f"HTTP {status}")
-    detail = message or google_status or "no reason given"
-    return ToolError(
-        f"Google Places rejected the search (HTTP {status}): {detail}. Change the query or the location, radius "
-        "or language arguments and try again.",
-        code="upstream_rejected",
+    key_problem = ErrorCode.UPSTREAM_AUTH if reason.startswith("API_KEY_") else None
+    return status_failure(
+        SERVICE, status, action=ACTION, detail=message or google_status, label=label, code=key_problem
     )
 
 
@@ -195,7 +178,7 @@ def _parse_places(response: httpx.Response) -> list[FoundPlace]:
         payload = response.json()
     except ValueError:
         logger.warning("places search returned a body that is not JSON")
-        raise _unavailable("it sent an unreadable answer") from None
+        raise unreadable_answer(SERVICE, action=ACTION) from None
     raw_places = payload.get("places") if isinstance(payload, dict) else None
     # An empty result is `{}`: Google leaves out empty repeated fields.
     return [_place(raw) for raw in raw_places or [] if isinstance(raw, dict)]

@@ -2,7 +2,7 @@
 
 Meant to be called by the CLI (`truloop-mcp notion sync`), outside any tool call:
 
-    stats = await sync_notion(services, token=services.secret("NOTION_TOKEN") or "", report=print)
+    stats = await sync_notion(docs_dir, token=settings.notion_token, report=print)
 
 Each page becomes `<docs_dir>/notion/<Title> <32-hex page id>.md`, the naming of a Notion export, so
 the knowledge index shows the title without the id and keeps the id as `page_id`. The page title is
@@ -11,9 +11,10 @@ section's heading path reads "Title > Heading". Only files whose content changed
 (atomically); a renamed page replaces its old file, and files of pages no longer visible to the
 integration are removed. The running server picks the changes up on its next search.
 
-Failures raise `NotionSyncError` (a `ToolError`) whose message says what to do: 401 -> check
-NOTION_TOKEN; 429 -> waits Retry-After, a bounded number of times; 5xx / network -> retried with
-backoff, then `retryable=True`.
+Failures raise `NotionSyncError` (a `ToolError`, codes from `toolsets.upstream.failures`) whose
+message says what to do: 401 -> check NOTION_TOKEN; 429 (after its Retry-After), 5xx and network
+failures are resent with backoff by `RetryTransport`, a bounded number of times, then
+`retryable=True`.
 """
 
 from __future__ import annotations
@@ -29,22 +30,32 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from toolsets.errors import ToolError
+from toolsets.errors import ErrorCode, ToolError
+from toolsets.upstream.failures import UpstreamService, clip, status_failure, transport_failure
+from toolsets.upstream.retry_policy import ATTEMPTS, RETRY_SAFE, RetryPolicy, Sleep
 
 if TYPE_CHECKING:
     import httpx
-
-    from toolsets.services import Services
+    from pydantic import SecretStr
 
 logger = logging.getLogger("truloop.notion")
 
 NOTION_API = "https://api.notion.com/v1"
 NOTION_VERSION = "2022-06-28"
 PAGE_SIZE = 100
-MAX_RATE_LIMITED = 5  # 429s tolerated per request, each after its Retry-After
-MAX_ATTEMPTS = 3  # attempts per request on 5xx / network failures
-RETRY_BASE_DELAY = 1.0  # seconds; doubles per attempt when Notion gives no Retry-After
-MAX_RETRY_AFTER = 60.0
+TIMEOUT_SECONDS = 30.0
+# Notion allows about 3 requests a second and answers bursts with 429 + Retry-After: a sync (a batch
+# job, not an interactive call) waits for it, and backs off from 5xx and network failures.
+RETRY = RetryPolicy(attempts=5, base_delay=1.0, max_delay=8.0, max_retry_after=60.0)
+SERVICE = UpstreamService(
+    name="Notion",
+    key_variable="NOTION_TOKEN",
+    fix_key=(
+        "Set NOTION_TOKEN to a valid internal integration secret (notion.so/my-integrations), share the pages "
+        "with the integration, and run the sync again."
+    ),
+    retry_later="run the sync again later",
+)
 MAX_DEPTH = 6  # nesting of block children followed
 FOLDER = "notion"
 MAX_NAME_BYTES = 180
@@ -55,9 +66,17 @@ _UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
 
 
 class NotionSyncError(ToolError):
-    def __init__(self, message: str, *, code: str, retryable: bool = False, status: int | None = None) -> None:
+    """A failed sync; `status` is Notion's HTTP status when it answered one."""
+
+    def __init__(
+        self, message: str, *, code: ErrorCode | str, retryable: bool | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message, code=code, retryable=retryable)
         self.status = status
+
+    @classmethod
+    def of(cls, error: ToolError, status: int | None = None) -> NotionSyncError:
+        return cls(error.message, code=error.code, retryable=error.retryable, status=status)
 
 
 @dataclass
@@ -71,25 +90,39 @@ class NotionSyncStats:
 
 
 async def sync_notion(
-    services: Services, *, token: str, report: Callable[[str], None] | None = None
+    docs_dir: Path,
+    *,
+    token: SecretStr | None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    sleep: Sleep | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> NotionSyncStats:
-    """Mirror the Notion pages shared with the integration into `<docs_dir>/notion/`."""
-    if not token.strip():
+    """Mirror the Notion pages shared with the integration into `<docs_dir>/notion/`.
+
+    `transport` replaces the network (tests pass httpx.MockTransport); `sleep` the backoff's wait.
+    """
+    secret = token.get_secret_value().strip() if token is not None else ""
+    if not secret:
         raise NotionSyncError(
             "No Notion token: set NOTION_TOKEN to the secret of a Notion internal integration "
             "(notion.so/my-integrations) and share the pages to sync with it.",
-            code="not_configured",
+            code=ErrorCode.NOT_CONFIGURED,
         )
+    from toolsets.upstream.retry import retrying_client
+
     say = report or (lambda message: None)
-    folder = services.docs_dir / FOLDER
+    folder = docs_dir / FOLDER
     stats = NotionSyncStats()
     headers = {
-        "Authorization": f"Bearer {token.strip()}",
+        "Authorization": f"Bearer {secret}",
         "Notion-Version": NOTION_VERSION,
         "Content-Type": "application/json",
     }
     kept: set[str] = set()
-    async with services.http_client(timeout=30.0, base_url=NOTION_API, headers=headers) as client:
+    client = retrying_client(
+        transport, RETRY, sleep=sleep, timeout=TIMEOUT_SECONDS, base_url=NOTION_API, headers=headers
+    )
+    async with client:
         api = _NotionApi(client, stats)
         pages = await api.list_pages()
         stats.pages_found = len(pages)
@@ -136,7 +169,8 @@ class _NotionApi:
             body: dict[str, Any] = {"filter": {"property": "object", "value": "page"}, "page_size": PAGE_SIZE}
             if cursor:
                 body["start_cursor"] = cursor
-            data = await self.call("POST", "/search", json=body)
+            # a search only reads, so it may be resent like a GET
+            data = await self.call("POST", "/search", "list the shared pages", json=body, extensions={RETRY_SAFE: True})
             pages.extend(item for item in data.get("results", []) if item.get("object") == "page")
             cursor = data.get("next_cursor")
             if not data.get("has_more") or not cursor:
@@ -149,80 +183,27 @@ class _NotionApi:
             params: dict[str, Any] = {"page_size": PAGE_SIZE}
             if cursor:
                 params["start_cursor"] = cursor
-            data = await self.call("GET", f"/blocks/{block_id}/children", params=params)
+            data = await self.call(
+                "GET", f"/blocks/{block_id}/children", f"read the blocks of {block_id}", params=params
+            )
             blocks.extend(data.get("results", []))
             cursor = data.get("next_cursor")
             if not data.get("has_more") or not cursor:
                 return blocks
 
-    async def call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    async def call(self, method: str, path: str, action: str, **kwargs: Any) -> dict[str, Any]:
         import httpx
 
-        rate_limited = 0
-        failures = 0
-        while True:
-            self.stats.requests += 1
-            try:
-                response = await self.client.request(method, path, **kwargs)
-            except httpx.TransportError as exc:
-                failures += 1
-                if failures >= MAX_ATTEMPTS:
-                    raise NotionSyncError(
-                        f"Could not reach Notion's API ({type(exc).__name__}) after {failures} attempts; "
-                        "check the network connection and run the sync again.",
-                        code="upstream_unavailable",
-                        retryable=True,
-                    ) from None
-                await anyio.sleep(RETRY_BASE_DELAY * 2 ** (failures - 1))
-                continue
-            status = response.status_code
-            if status == 429:
-                rate_limited += 1
-                if rate_limited > MAX_RATE_LIMITED:
-                    raise NotionSyncError(
-                        f"Notion kept rate-limiting the sync (HTTP 429, {rate_limited} times on one request); "
-                        "wait a few minutes and run it again.",
-                        code="rate_limited",
-                        retryable=True,
-                        status=status,
-                    )
-                await anyio.sleep(_retry_after(response, RETRY_BASE_DELAY))
-                continue
-            if status >= 500:
-                failures += 1
-                if failures >= MAX_ATTEMPTS:
-                    raise NotionSyncError(
-                        f"Notion's API failed with HTTP {status} {failures} times in a row ({_error_code(response)}); "
-                        "this is on Notion's side, so run the sync again later.",
-                        code="upstream_unavailable",
-                        retryable=True,
-                        status=status,
-                    )
-                await anyio.sleep(_retry_after(response, RETRY_BASE_DELAY * 2 ** (failures - 1)))
-                continue
-            if status == 401:
-                raise NotionSyncError(
-                    "Notion rejected the token (HTTP 401 unauthorized): set NOTION_TOKEN to a valid internal "
-                    "integration secret (notion.so/my-integrations) and run the sync again.",
-                    code="unauthorized",
-                    status=status,
-                )
-            if status >= 400:
-                raise NotionSyncError(
-                    f"Notion refused {method} {path} with HTTP {status} ({_error_code(response)}: "
-                    f"{_error_message(response)}).",
-                    code="upstream_rejected",
-                    status=status,
-                )
-            return response.json()
-
-
-def _retry_after(response: httpx.Response, default: float) -> float:
-    try:
-        seconds = float(response.headers.get("Retry-After", ""))
-    except ValueError:
-        return default
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+        try:
+            response = await self.client.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise NotionSyncError.of(transport_failure(SERVICE, exc, action=action)) from None
+        self.stats.requests += int(response.extensions.get(ATTEMPTS, 1))
+        status = response.status_code
+        if status >= 400:
+            detail = f"{_error_code(response)}: {_error_message(response)}"
+            raise NotionSyncError.of(status_failure(SERVICE, status, action=action, detail=detail), status)
+        return response.json()
 
 
 def _error_body(response: httpx.Response) -> dict[str, Any]:
@@ -238,7 +219,7 @@ def _error_code(response: httpx.Response) -> str:
 
 
 def _error_message(response: httpx.Response) -> str:
-    return str(_error_body(response).get("message") or response.reason_phrase)[:300]
+    return clip(str(_error_body(response).get("message") or response.reason_phrase))
 
 
 # -- pages and blocks -> Markdown -------------------------------------------------------------

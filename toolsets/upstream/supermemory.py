@@ -14,21 +14,39 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from toolsets.errors import ToolError
-from toolsets.store.memories import MemoryHit, MemoryRecord, now_iso
+from toolsets.clock import now_iso
+from toolsets.store.memories import MemoryHit, MemoryRecord
+from toolsets.upstream.failures import (
+    UpstreamService,
+    clip,
+    redact,
+    status_failure,
+    transport_failure,
+    unreadable_answer,
+)
+from toolsets.upstream.retry_policy import RETRY_SAFE, RetryPolicy, Sleep
 
 if TYPE_CHECKING:
     import httpx
-
-    from toolsets.services import Services
+    from pydantic import SecretStr
 
 logger = logging.getLogger("truloop.supermemory")
 
 BASE_URL = "https://api.supermemory.ai"
 TIMEOUT_SECONDS = 10.0
-_MAX_UPSTREAM_DETAIL = 300
+# Searches and forgets are resent once after a transient failure; a save only when it never left.
+RETRY = RetryPolicy(attempts=2, base_delay=0.25, max_retry_after=5.0)
+SERVICE = UpstreamService(
+    name="Supermemory",
+    key_variable="SUPERMEMORY_API_KEY",
+    fix_key=(
+        "Tell the user that memory is misconfigured: the operator must set SUPERMEMORY_API_KEY to a valid key "
+        "(console.supermemory.ai), or unset it to use the built-in memory store."
+    ),
+    change_request="Change the request (shorter or plainer content, different tags) before trying again.",
+)
 # A save that timed out may still have landed upstream.
-_MAY_HAVE_SAVED = " Before retrying, search_memories for it: it may already have been saved."
+_MAY_HAVE_SAVED = "Before retrying, search_memories for it: it may already have been saved."
 
 
 def container_tag(user_id: str) -> str:
@@ -37,9 +55,17 @@ def container_tag(user_id: str) -> str:
 
 
 class SupermemoryMemories:
-    def __init__(self, services: Services, api_key: str, *, base_url: str = BASE_URL) -> None:
-        self.services = services
+    def __init__(
+        self,
+        api_key: SecretStr,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Sleep | None = None,
+        base_url: str = BASE_URL,
+    ) -> None:
         self._api_key = api_key
+        self._transport = transport
+        self._sleep = sleep
         self.base_url = base_url.rstrip("/")
 
     async def save(self, user_id: str, content: str, tags: list[str]) -> MemoryRecord:
@@ -48,11 +74,11 @@ class SupermemoryMemories:
             "memories": [{"content": content, "metadata": {"tags": list(tags), "source": "truloop"}}],
         }
         data = await self._request(
-            "POST", "/v4/memories", body, action="save the memory", after_timeout=_MAY_HAVE_SAVED
+            "POST", "/v4/memories", body, action="save the memory", resend=False, after_timeout=_MAY_HAVE_SAVED
         )
         memories = data.get("memories") if isinstance(data, dict) else None
         if not memories or not isinstance(memories[0], dict) or not memories[0].get("id"):
-            raise _unexpected_shape("save")
+            raise unreadable_answer(SERVICE, action="save the memory")
         saved = memories[0]
         return MemoryRecord(
             id=str(saved["id"]),
@@ -68,7 +94,7 @@ class SupermemoryMemories:
             return []
         results = data.get("results") if isinstance(data, dict) else None
         if not isinstance(results, list):
-            raise _unexpected_shape("search")
+            raise unreadable_answer(SERVICE, action="search memories")
         hits = [
             MemoryHit(
                 record=MemoryRecord(
@@ -98,86 +124,46 @@ class SupermemoryMemories:
         *,
         action: str,
         missing_ok: bool = False,
+        resend: bool = True,
         after_timeout: str = "",
     ) -> Any:
-        """The JSON answer; None for a 404 when `missing_ok`; otherwise every failure is a ToolError."""
+        """The JSON answer; None for a 404 when `missing_ok`; otherwise every failure is a ToolError.
+        `resend` says whether the request may be sent again after a transient failure."""
         import httpx
 
-        headers = {"Authorization": f"Bearer {self._api_key}"}
+        from toolsets.upstream.retry import retrying_client
+
+        key = self._api_key.get_secret_value()
+        headers = {"Authorization": f"Bearer {key}"}
         try:
-            async with self.services.http_client(timeout=TIMEOUT_SECONDS) as client:
-                response = await client.request(method, self.base_url + path, json=body, headers=headers)
-        except httpx.TimeoutException:
-            logger.warning("supermemory %s %s timed out", method, path)
-            raise _unavailable(action, "did not answer in time", hint=after_timeout) from None
+            async with retrying_client(self._transport, RETRY, sleep=self._sleep, timeout=TIMEOUT_SECONDS) as client:
+                response = await client.request(
+                    method, self.base_url + path, json=body, headers=headers, extensions={RETRY_SAFE: resend}
+                )
         except httpx.TransportError as exc:
-            logger.warning("supermemory %s %s failed: %s", method, path, type(exc).__name__)
-            raise _unavailable(action, "could not be reached") from None
+            hint = after_timeout if isinstance(exc, httpx.TimeoutException) else ""
+            raise transport_failure(SERVICE, exc, action=action, hint=hint) from None
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code >= 400:
-            raise _status_error(response, action)
+            raise status_failure(SERVICE, response.status_code, action=action, detail=_detail(response, key))
         try:
             return response.json()
         except ValueError:
-            raise _unexpected_shape(action) from None
+            raise unreadable_answer(SERVICE, action=action) from None
 
 
-def _status_error(response: httpx.Response, action: str) -> ToolError:
-    status = response.status_code
-    logger.warning("supermemory answered HTTP %d to %s", status, action)
-    if status in (401, 403):
-        return ToolError(
-            f"Supermemory rejected the SUPERMEMORY_API_KEY (HTTP {status}), so this server cannot {action}. "
-            "Tell the user that memory is misconfigured: the operator must set SUPERMEMORY_API_KEY to a valid key "
-            "(console.supermemory.ai), or unset it to use the built-in memory store.",
-            code="upstream_auth",
-        )
-    if status == 429:
-        return ToolError(
-            f"Supermemory is rate limiting requests, so this server could not {action}; "
-            "the call may be retried after a short wait.",
-            code="upstream_rate_limited",
-            retryable=True,
-        )
-    if status >= 500:
-        return _unavailable(action, f"answered HTTP {status}")
-    return ToolError(
-        f"Supermemory refused to {action} (HTTP {status}: {_detail(response)}). "
-        "Change the request (shorter or plainer content, different tags) before trying again.",
-        code="upstream_rejected",
-    )
-
-
-def _unavailable(action: str, what: str, *, hint: str = "") -> ToolError:
-    return ToolError(
-        f"Supermemory is unavailable ({what}), so this server could not {action}; the call may be retried "
-        f"in a moment.{hint}",
-        code="upstream_unavailable",
-        retryable=True,
-    )
-
-
-def _unexpected_shape(action: str) -> ToolError:
-    return ToolError(
-        f"Supermemory answered the request to {action} in a form this server does not understand; the call may be "
-        "retried later, and the operator should check the server log.",
-        code="upstream_error",
-        retryable=True,
-    )
-
-
-def _detail(response: httpx.Response) -> str:
+def _detail(response: httpx.Response, key: str) -> str:
     try:
         data = response.json()
     except ValueError:
         data = None
     if isinstance(data, dict):
-        parts = [str(data[key]) for key in ("error", "details", "message") if data.get(key)]
+        parts = [str(data[name]) for name in ("error", "details", "message") if data.get(name)]
         text = ": ".join(parts)
     else:
         text = response.text
-    return (text.strip() or response.reason_phrase or "no detail")[:_MAX_UPSTREAM_DETAIL]
+    return clip(redact(text, key)) or response.reason_phrase or "no detail"
 
 
 def _tags(metadata: Any) -> list[str]:

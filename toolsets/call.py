@@ -1,0 +1,51 @@
+"""One tool call on its way through a toolset's wrappers, and turning its outcome into an envelope.
+
+Every wrapper's `call_tool` returns a `ToolResult`; exceptions (a tool's `ToolError`, a port's
+`InputRequired`, a bug) become envelopes in `settle`, which the innermost step, each middleware's
+`call_next` and the dispatcher (outermost) all use, so whatever wraps a call sees an envelope.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from toolsets.context import ToolContext
+from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolResult
+from toolsets.errors import CallCancelled, ErrorCode, InputRequired, ToolError
+from toolsets.tool import Tool
+
+logger = logging.getLogger("truloop.dispatch")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call whose tool was found and whose arguments were validated (`tool.args_model`)."""
+
+    tool: Tool
+    arguments: BaseModel
+    ctx: ToolContext[Any]
+
+
+async def settle(tool_name: str, pending: Awaitable[ToolResult]) -> ToolResult:
+    """The call's envelope, whatever happened below; cancellation of the surrounding task still propagates."""
+    try:
+        return await pending
+    except InputRequired as signal:
+        return ToolInputRequired(signal.payload)
+    except CallCancelled as cancelled:
+        return ToolCancelled(cancelled.reason)
+    except ToolError as exc:
+        logger.info("tool %r refused: code=%s", tool_name, exc.code)
+        return ToolErr(exc.code, exc.message, exc.retryable)
+    except Exception as exc:
+        logger.exception("tool %r raised an unexpected exception", tool_name)
+        return ToolErr(
+            ErrorCode.HANDLER_ERROR,
+            f"The tool {tool_name} failed with an internal error ({type(exc).__name__}). "
+            "Your arguments were valid; try again later, or tell the user the action did not complete.",
+        )

@@ -1,0 +1,35 @@
+"""What the embedded store raises. The tools translate these into the messages a model reads; the store
+itself knows nothing of tools, so it never raises a tool error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class StoreError(Exception):
+    """The embedded store could not complete an operation."""
+
+
+class SchemaTooNew(StoreError):  # noqa: N818 - a state of the database file
+    """The database was written by a newer program; it is refused rather than damaged."""
+
+
+class RateLimited(StoreError):  # noqa: N818 - a state, reported by the relay as a retryable error
+    """A sender is over the inbox's rate limit; `retry_after_seconds` says when the next message fits."""
+
+    def __init__(self, retry_after_seconds: int) -> None:
+        super().__init__(retry_after_seconds)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class DocsFolderMissing(StoreError):  # noqa: N818 - a state, reported by the tool as not_configured
+    def __init__(self, folder: Path) -> None:
+        super().__init__(f"knowledge-base folder {folder} does not exist")
+        self.folder = folder
+
+
+class InvitationMissing(StoreError, LookupError):  # noqa: N818 - a state: the invitation was withdrawn
+    def __init__(self, event_id: str, user_id: str) -> None:
+        super().__init__(f"{user_id} is not invited to {event_id}")
+        self.event_id = event_id
+        self.user_id = user_id

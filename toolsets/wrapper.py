@@ -1,0 +1,24 @@
+"""`WrapperToolset`: the base of every policy wrapper; it passes everything through to `wrapped`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from toolsets.call import ToolCall
+from toolsets.envelope import ToolResult
+from toolsets.tool import Tool
+from toolsets.toolset import AbstractToolset
+
+
+class WrapperToolset(AbstractToolset):
+    """Override `tools` to change what is published, `call_tool` to change how a call runs."""
+
+    def __init__(self, wrapped: AbstractToolset, *, name: str | None = None) -> None:
+        self.wrapped = wrapped
+        self.name = name or wrapped.name
+
+    def tools(self) -> Mapping[str, Tool]:
+        return self.wrapped.tools()
+
+    async def call_tool(self, call: ToolCall) -> ToolResult:
+        return await self.wrapped.call_tool(call)

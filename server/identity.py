@@ -11,13 +11,12 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from pydantic import SecretStr
 
-from toolsets.context import Caller, Role
+from toolsets.context import Caller
 from toolsets.profiles import profiles
+from toolsets.roles import ROLES
 from toolsets.toolset import AbstractToolset
 
 logger = logging.getLogger("truloop.auth")
-
-ROLES: tuple[Role, ...] = ("member", "guest")
 
 
 class JwtVerifier:

@@ -92,7 +92,12 @@ class Settings(BaseSettings):
     ] = "stdio"
     host: Annotated[str, Source("HTTP bind address", flag="--host", metavar="ADDRESS")] = "127.0.0.1"
     port: Annotated[
-        int, Source("HTTP port; `0` picks a free port (the log line says which)", flag="--port", metavar="N")
+        int,
+        Source(
+            "HTTP port; `0` picks a free one (stderr says which: `truloop-mcp: serving http://127.0.0.1:PORT/mcp`)",
+            flag="--port",
+            metavar="N",
+        ),
     ] = Field(default=8000, ge=0, le=65535)
     profile: Annotated[
         str,

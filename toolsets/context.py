@@ -10,14 +10,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from toolsets.roles import Role
 
 if TYPE_CHECKING:
     from toolsets.tool import Tool
     from toolsets.toolset import AbstractToolset
-
-Role = Literal["member", "guest"]
-ROLES: tuple[Role, ...] = ("member", "guest")
 
 DepsT = TypeVar("DepsT")
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from toolsets.clock import now_iso
 from toolsets.contacts import DEFAULT_COUNTRY_CODE, normalize_email, normalize_phone, parse_contact_or_none
+from toolsets.roles import Role
 from toolsets.store.db import Database
 from toolsets.text import analyzer, canonical_key, match_expression, strip_invisible
 from toolsets.text.romanize import name_spellings
@@ -98,9 +99,6 @@ def _index_names(conn: sqlite3.Connection, user_ids: Iterable[str]) -> None:
             "terms = excluded.terms, analyzer = excluded.analyzer",
             (user_id, name_terms(row["username"], row["display_name"]), version),
         )
-
-
-Role = Literal["member", "guest"]
 
 
 class UserRecord(BaseModel):

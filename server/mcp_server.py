@@ -8,6 +8,7 @@ confirmation port.
 from __future__ import annotations
 
 import logging
+import secrets
 from typing import Any
 
 import mcp.types as types
@@ -19,7 +20,7 @@ from bridge.sampling import SamplingComposer
 from bridge.service import DeviceBridge
 from server.identity import Surface
 from server.results import to_mcp_result, to_mcp_tool
-from toolsets.context import Caller, ToolContext
+from toolsets.context import Caller, RequestInfo, ToolContext
 from toolsets.dispatch import dispatch
 from toolsets.toolset import AbstractToolset
 
@@ -53,6 +54,7 @@ class TruloopMCP(MCPServer):
         self.bridge = bridge
         self.deferred_timeout = deferred_timeout
         self.stdio = stdio  # served over stdio: no device can connect to this process
+        self._process_session = "stdio-" + secrets.token_hex(8)  # stdio: one session per process
         self._published: dict[int, list[types.Tool]] = {}
         self._known_users: dict[str, str] = {}
         self._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
@@ -74,6 +76,7 @@ class TruloopMCP(MCPServer):
         ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
 
         if context is not None and _in_request(context):
+            ctx.request = self._request_info(context, toolset.name)
             asker = McpAsker(context)
             ctx.confirmer = ElicitationConfirmer(asker)
             ctx.composer = SamplingComposer(asker)
@@ -85,6 +88,16 @@ class TruloopMCP(MCPServer):
             ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
         await self._enter_directory(caller)
         return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
+
+    def _request_info(self, context: Context, profile: str) -> RequestInfo:
+        headers = context.headers or {}
+        return RequestInfo(
+            request_id=str(context.request_id),
+            session_id=headers.get("mcp-session-id") or (self._process_session if self.stdio else None),
+            transport="stdio" if self.stdio else "http",
+            protocol_version=context.protocol_version,
+            profile=profile,
+        )
 
     async def _enter_directory(self, caller: Caller) -> None:
         """Users enter the directory on first use, from their token's claims (or as `--user` on stdio)."""

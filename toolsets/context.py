@@ -29,6 +29,17 @@ class Caller:
     claims: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    """Where a call came from, for logs and audit: never used to decide what a caller may do."""
+
+    request_id: str | None = None
+    session_id: str | None = None  # the MCP session (handshake era); None on 2026-07-28 and in-process
+    transport: str = "in-process"  # stdio | http | sse | in-process | cli
+    protocol_version: str | None = None
+    profile: str | None = None
+
+
 class ConfirmPolicy(enum.StrEnum):
     """How destructive tools are confirmed (`--confirm`)."""
 
@@ -110,6 +121,7 @@ async def _no_progress(progress: float, total: float | None = None, message: str
 class ToolContext(Generic[DepsT]):
     caller: Caller
     deps: DepsT
+    request: RequestInfo = field(default_factory=RequestInfo)
     confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO
     confirmer: Confirmer | None = None
     deferred: DeferredResolver | None = None

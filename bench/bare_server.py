@@ -1,8 +1,19 @@
-"""Baseline for bench/stdio_bench.py: a bare `mcp` MCPServer with one trivial tool, served on stdio."""
+"""Baseline for bench/stdio_bench.py: a bare `mcp` MCPServer with one trivial tool, served on stdio.
+
+`--transport truloop` serves the same server on truloop-mcp's own stdio transport (server/stdio.py)
+instead of the SDK's `stdio_server`, to measure what the transport alone changes.
+
+`--http` (for bench/http_bench.py) serves it as streamable HTTP at /mcp the way the SDK's
+`run_streamable_http_async` does (uvicorn's defaults on anyio's default loop), on a free loopback
+port it names on stderr (`serving http://127.0.0.1:PORT/mcp`); `--http --json` answers POSTs with
+plain JSON instead of an SSE stream, which shows what the SSE framing costs.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import sys
+from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
@@ -23,5 +34,34 @@ def get_day_of_week(date: str) -> DayOfWeekResult:
     return DayOfWeekResult(date=day.isoformat(), day_of_week=day.strftime("%A"), iso_weekday=day.isoweekday())
 
 
+async def serve_on_our_transport() -> None:
+    from server.stdio import serve_stdio, stdio_channel
+
+    async with stdio_channel() as channel:
+        await serve_stdio(mcp, channel)
+
+
+async def serve_http(json_response: bool) -> None:
+    import socket
+
+    import uvicorn
+
+    app = mcp.streamable_http_app(streamable_http_path="/mcp", json_response=json_response, host="127.0.0.1")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    print(f"serving http://127.0.0.1:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
+    await server.serve(sockets=[sock])
+
+
 if __name__ == "__main__":
-    mcp.run()
+    import anyio
+
+    if sys.argv[1:] == ["--transport", "truloop"]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's server package
+        anyio.run(serve_on_our_transport)
+    elif sys.argv[1:2] == ["--http"]:
+        anyio.run(serve_http, "--json" in sys.argv)
+    else:
+        mcp.run()

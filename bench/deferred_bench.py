@@ -165,7 +165,7 @@ def spawn_server(
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "REDIS_URL"}
     env.update(TRULOOP_JWT_SECRET=secret, TRULOOP_REDIS_PREFIX=prefix)
     args = ["--transport", "http", "--host", HOST, "--port", "0", "--data-dir", str(data_dir)]
-    args += ["--deferred-timeout", f"{deferred_timeout:g}"]
+    args += ["--deferred-timeout", f"{deferred_timeout:g}", "--max-sessions-per-user", "1000"]
     if redis_url:
         args += ["--redis-url", redis_url]
     with log_path.open("wb") as log:  # a file, not a pipe: a chatty server must never block on a full pipe

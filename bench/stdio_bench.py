@@ -1,19 +1,26 @@
-"""stdio benchmark: a bare `mcp` MCPServer (a) against truloop-mcp (b), interleaved a, b, a, b...
+"""stdio benchmark: a bare `mcp` MCPServer against truloop-mcp, before and after, interleaved a, b, c...
 
 No MCP client on the measuring side: each server runs as a subprocess and JSON-RPC travels as
 newline-delimited JSON over its pipes, read and written with `os.read`/`os.write` through a selector.
 
+Targets (the first is the baseline every ratio is taken against):
+  bare         bench/bare_server.py: a bare MCPServer with the same tool, on the SDK's stdio_server
+  bare+ours    the same bare server on truloop-mcp's stdio transport (server/stdio.py): the transport alone
+  before       truloop-mcp at a git revision (--before REF, exported with `git archive` into a temp folder)
+  truloop-mcp  truloop-mcp from this working tree
+
 Measured for each server:
   cold start   time from spawn to the initialize response (initialize is written right after spawn);
-               --trials fresh processes each, alternating a, b.
+               --trials fresh processes each, interleaved.
   call latency one long-lived session per server; after initialize, notifications/initialized and
-               --warmup calls, --calls sequential tools/call requests, alternating a, b; p50/p99.
+               --warmup calls, --calls sequential tools/call requests, interleaved; p50/p99.
+  tools/list   --calls sequential tools/list requests on the same sessions, interleaved; p50.
   pipelined    --pipeline tools/call requests written at once, then all responses read;
-               --pipeline-rounds rounds alternating a, b; calls/s (median round)
+               --pipeline-rounds rounds interleaved; calls/s (median round)
                and the server's CPU time per call (from /proc, Linux only).
 
 Usage (from any cwd):
-    python bench/stdio_bench.py [--trials 15] [--calls 300] [--pipeline 1000] [--json out.json]
+    python bench/stdio_bench.py [--before REF] [--trials 15] [--calls 300] [--pipeline 1000] [--json out.json]
 """
 
 from __future__ import annotations
@@ -85,15 +92,16 @@ def call_line(request_id: int) -> bytes:
 
 @dataclass(frozen=True)
 class Target:
-    key: str  # "a" or "b"
+    key: str
     label: str
     argv: tuple[str, ...]
+    cwd: Path = PROJECT_DIR
 
 
 class ServerProcess:
     """One server subprocess, spoken to with raw JSON lines over its stdin/stdout pipes."""
 
-    def __init__(self, target: Target, *, cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, target: Target, *, env: dict[str, str]) -> None:
         self.target = target
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
@@ -101,7 +109,7 @@ class ServerProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            cwd=cwd,
+            cwd=target.cwd,
             env=env,
             bufsize=0,
         )
@@ -230,14 +238,13 @@ class ServerProcess:
 class Launcher:
     """Spawns servers and guarantees every one of them is closed."""
 
-    def __init__(self, *, cwd: Path, env: dict[str, str], timeout: float) -> None:
-        self.cwd = cwd
+    def __init__(self, *, env: dict[str, str], timeout: float) -> None:
         self.env = env
         self.timeout = timeout
         self._live: list[ServerProcess] = []
 
     def spawn(self, target: Target) -> ServerProcess:
-        server = ServerProcess(target, cwd=self.cwd, env=self.env)
+        server = ServerProcess(target, env=self.env)
         self._live.append(server)
         return server
 
@@ -302,6 +309,23 @@ def timed_call(launcher: Launcher, server: ServerProcess) -> float:
     return elapsed
 
 
+def list_line(request_id: int) -> bytes:
+    return _line({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"})
+
+
+def timed_list(launcher: Launcher, server: ServerProcess) -> float:
+    (request_id,) = server.new_ids(1)
+    payload = list_line(request_id)
+    deadline = launcher.deadline()
+    start = time.perf_counter()
+    response = server.exchange(payload, [request_id], deadline)[request_id]
+    elapsed = time.perf_counter() - start
+    tools = (response.get("result") or {}).get("tools")
+    if not isinstance(tools, list) or not any(tool.get("name") == TOOL_NAME for tool in tools):
+        raise BenchError(f"{server.target.label}: bad tools/list response: {str(response)[:300]}")
+    return elapsed
+
+
 def pipelined(launcher: Launcher, server: ServerProcess, count: int) -> tuple[float, float | None]:
     """calls/s for `count` tools/call requests written at once, and the server's CPU seconds per call."""
     ids = server.new_ids(count)
@@ -333,6 +357,7 @@ def percentile(values: Sequence[float], pct: float) -> float:
 class Samples:
     cold_start_s: list[float] = field(default_factory=list)
     call_s: list[float] = field(default_factory=list)
+    list_s: list[float] = field(default_factory=list)
     pipelined_cps: list[float] = field(default_factory=list)
     pipelined_cpu_s: list[float] = field(default_factory=list)  # server CPU seconds per call, per round
     stray_messages: int = 0
@@ -345,6 +370,7 @@ class Samples:
             "call_p50_ms": percentile(self.call_s, 50) * 1e3,
             "call_p99_ms": percentile(self.call_s, 99) * 1e3,
             "call_mean_ms": statistics.fmean(self.call_s) * 1e3,
+            "list_p50_ms": percentile(self.list_s, 50) * 1e3 if self.list_s else float("nan"),
             "pipelined_calls_per_s": statistics.median(self.pipelined_cps),
             "pipelined_best_calls_per_s": max(self.pipelined_cps),
             "pipelined_cpu_ms_per_call": statistics.median(self.pipelined_cpu_s) * 1e3
@@ -365,7 +391,7 @@ def run_benchmark(
     env = dict(os.environ)
     for noisy in ("PYTHONPROFILEIMPORTTIME", "PYTHONTRACEMALLOC", "PYTHONDEVMODE", "PYTHONASYNCIODEBUG"):
         env.pop(noisy, None)
-    launcher = Launcher(cwd=PROJECT_DIR, env=env, timeout=args.timeout)
+    launcher = Launcher(env=env, timeout=args.timeout)
     samples = {target.key: Samples() for target in targets}
     overall_deadline = time.perf_counter() + args.max_seconds
 
@@ -374,7 +400,7 @@ def run_benchmark(
             raise BenchError(f"overall time budget of {args.max_seconds:.0f}s exceeded")
 
     try:
-        for target in targets:  # untimed: warms the page cache and .pyc files for both
+        for target in targets:  # untimed: warms the page cache and .pyc files for all
             cold_start(launcher, target)
         log(f"cold start: {args.trials} trials each, interleaved")
         for _, target in _interleaved(targets, args.trials):
@@ -387,6 +413,12 @@ def run_benchmark(
             if index % 50 == 0:
                 check_budget()
             samples[target.key].call_s.append(timed_call(launcher, sessions[target.key]))
+
+        log(f"tools/list latency: {args.calls} sequential requests each, interleaved")
+        for index, target in _interleaved(targets, args.calls):
+            if index % 50 == 0:
+                check_budget()
+            samples[target.key].list_s.append(timed_list(launcher, sessions[target.key]))
 
         log(f"pipelined: {args.pipeline_rounds} rounds of {args.pipeline} calls each, interleaved")
         for _, target in _interleaved(targets, args.pipeline_rounds):
@@ -402,55 +434,66 @@ def run_benchmark(
     return samples
 
 
-def render_table(targets: Sequence[Target], summaries: dict[str, dict[str, float]], ratios: dict[str, float]) -> str:
-    a, b = (summaries[target.key] for target in targets)
-    rows: list[tuple[str, str, str, str]] = [
-        ("metric", f"(a) {targets[0].label}", f"(b) {targets[1].label}", "ratio"),
-        (
-            "cold start p50 (ms)",
-            f"{a['cold_start_p50_ms']:.1f}",
-            f"{b['cold_start_p50_ms']:.1f}",
-            f"b/a {ratios['cold_start_p50_b_over_a']:.2f}",
-        ),
-        (
-            "cold start min (ms)",
-            f"{a['cold_start_min_ms']:.1f}",
-            f"{b['cold_start_min_ms']:.1f}",
-            f"b/a {ratios['cold_start_min_b_over_a']:.2f}",
-        ),
-        (
-            "call p50 (ms)",
-            f"{a['call_p50_ms']:.3f}",
-            f"{b['call_p50_ms']:.3f}",
-            f"b/a {ratios['call_p50_b_over_a']:.2f}",
-        ),
-        (
-            "call p99 (ms)",
-            f"{a['call_p99_ms']:.3f}",
-            f"{b['call_p99_ms']:.3f}",
-            f"b/a {ratios['call_p99_b_over_a']:.2f}",
-        ),
-        (
-            "pipelined (calls/s)",
-            f"{a['pipelined_calls_per_s']:.0f}",
-            f"{b['pipelined_calls_per_s']:.0f}",
-            f"a/b {ratios['pipelined_a_over_b']:.2f}",
-        ),
-        (
-            "pipelined server CPU/call (ms)",
-            f"{a['pipelined_cpu_ms_per_call']:.3f}",
-            f"{b['pipelined_cpu_ms_per_call']:.3f}",
-            f"b/a {ratios['pipelined_cpu_b_over_a']:.2f}",
-        ),
+ROWS: tuple[tuple[str, str, str, bool], ...] = (
+    # (label, summary key, format, higher is better)
+    ("cold start p50 (ms)", "cold_start_p50_ms", ".1f", False),
+    ("cold start min (ms)", "cold_start_min_ms", ".1f", False),
+    ("call p50 (ms)", "call_p50_ms", ".3f", False),
+    ("call p99 (ms)", "call_p99_ms", ".3f", False),
+    ("tools/list p50 (ms)", "list_p50_ms", ".3f", False),
+    ("pipelined (calls/s)", "pipelined_calls_per_s", ".0f", True),
+    ("pipelined server CPU/call (ms)", "pipelined_cpu_ms_per_call", ".3f", False),
+)
+
+
+def ratios_to_baseline(
+    targets: Sequence[Target], summaries: dict[str, dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """Each target's figure over the first target's (the bare MCPServer), per summary key."""
+    base = summaries[targets[0].key]
+    return {
+        target.key: {
+            key: summaries[target.key][key] / base[key] if base[key] else float("nan") for _, key, _, _ in ROWS
+        }
+        for target in targets[1:]
+    }
+
+
+def render_table(targets: Sequence[Target], summaries: dict[str, dict[str, float]]) -> str:
+    """One row per metric, one column per target, then each later target's ratio to the first (x bare)."""
+    ratios = ratios_to_baseline(targets, summaries)
+    header = [
+        "metric",
+        *(target.label for target in targets),
+        *(f"{t.label} / {targets[0].label}" for t in targets[1:]),
     ]
-    widths = [max(len(row[col]) for row in rows) for col in range(4)]
+    rows: list[list[str]] = [header]
+    for label, key, fmt, _ in ROWS:
+        cells = [label, *(format(summaries[target.key][key], fmt) for target in targets)]
+        cells += [f"{ratios[target.key][key]:.2f}x" for target in targets[1:]]
+        rows.append(cells)
+    widths = [max(len(row[col]) for row in rows) for col in range(len(header))]
     lines = []
     for index, row in enumerate(rows):
         cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells))
         if index == 0:
             lines.append("  ".join("-" * width for width in widths))
+    lines.append(
+        "ratios: a target's figure over the bare MCPServer's (calls/s: above 1 is faster; the rest: below 1 is)"
+    )
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def exported_revision(ref: str) -> Iterator[Path]:
+    """The project at git revision `ref`, exported (read-only for the repository) into a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="stdio-bench-before-") as tmp:
+        archive = subprocess.run(["git", "-C", str(PROJECT_DIR), "archive", ref], capture_output=True, check=False)
+        if archive.returncode != 0:
+            raise BenchError(f"git archive {ref} failed: {archive.stderr.decode(errors='replace').strip()}")
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield Path(tmp)
 
 
 def default_python() -> str:
@@ -468,6 +511,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=30.0, help="seconds allowed per step (default 30)")
     p.add_argument("--max-seconds", type=float, default=900.0, help="overall time budget (default 900)")
     p.add_argument("--json", type=Path, default=None, help="also write the results as JSON to this path")
+    p.add_argument("--before", default=None, metavar="REF", help="also run truloop-mcp at this git revision")
+    p.add_argument("--no-bare-ours", action="store_true", help="leave out the bare server on our transport")
     args = p.parse_args(argv)
     for name in ("trials", "calls", "pipeline", "pipeline_rounds"):
         if getattr(args, name) < 1:
@@ -477,34 +522,38 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def build_targets(args: argparse.Namespace, data_dir: Path, before: Path | None) -> list[Target]:
+    bare = (args.python, str(BENCH_DIR / "bare_server.py"))
+    truloop = ("-m", "server", "--timezone", "Asia/Seoul")
+    targets = [Target("bare", "bare MCPServer", bare)]
+    if not args.no_bare_ours:
+        targets.append(Target("bare_ours", "bare+ours", (*bare, "--transport", "truloop")))
+    if before is not None:
+        argv = (args.python, *truloop, "--data-dir", str(data_dir / "before"))
+        targets.append(Target("before", f"before ({args.before})", argv, cwd=before))
+    targets.append(Target("after", "truloop-mcp", (args.python, *truloop, "--data-dir", str(data_dir / "after"))))
+    return targets
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    targets = (
-        Target("a", "bare MCPServer", (args.python, str(BENCH_DIR / "bare_server.py"))),
-        Target("b", "truloop-mcp", (args.python, "-m", "server")),
-    )
 
     def log(message: str) -> None:
         print(f"# {message}", file=sys.stderr, flush=True)
 
     log(f"python: {args.python}; cwd for servers: {PROJECT_DIR}")
     started = time.perf_counter()
-    try:
-        samples = run_benchmark(args, targets, log)
-    except BenchError as exc:
-        print(f"stdio_bench: error: {exc}", file=sys.stderr)
-        return 1
+    with contextlib.ExitStack() as stack:
+        data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stdio-bench-")))
+        try:
+            before = stack.enter_context(exported_revision(args.before)) if args.before else None
+            targets = build_targets(args, data_dir, before)
+            samples = run_benchmark(args, targets, log)
+        except BenchError as exc:
+            print(f"stdio_bench: error: {exc}", file=sys.stderr)
+            return 1
     summaries = {key: value.summary() for key, value in samples.items()}
-    a, b = summaries["a"], summaries["b"]
-    ratios = {
-        "cold_start_p50_b_over_a": b["cold_start_p50_ms"] / a["cold_start_p50_ms"],
-        "cold_start_min_b_over_a": b["cold_start_min_ms"] / a["cold_start_min_ms"],
-        "call_p50_b_over_a": b["call_p50_ms"] / a["call_p50_ms"],
-        "call_p99_b_over_a": b["call_p99_ms"] / a["call_p99_ms"],
-        "pipelined_a_over_b": a["pipelined_calls_per_s"] / b["pipelined_calls_per_s"],
-        "pipelined_cpu_b_over_a": b["pipelined_cpu_ms_per_call"] / a["pipelined_cpu_ms_per_call"],
-    }
-    print(render_table(targets, summaries, ratios))
+    print(render_table(targets, summaries))
     for target in targets:
         if samples[target.key].stray_messages:
             print(f"note: {target.label} sent {samples[target.key].stray_messages} non-response lines")
@@ -523,6 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "warmup": args.warmup,
                 "pipeline": args.pipeline,
                 "pipeline_rounds": args.pipeline_rounds,
+                "before": args.before,
                 "duration_s": time.perf_counter() - started,
             },
             "targets": {
@@ -532,12 +582,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "summary": summaries[target.key],
                     "cold_start_ms": [value * 1e3 for value in samples[target.key].cold_start_s],
                     "call_ms": [value * 1e3 for value in samples[target.key].call_s],
+                    "list_ms": [value * 1e3 for value in samples[target.key].list_s],
                     "pipelined_calls_per_s": samples[target.key].pipelined_cps,
                     "pipelined_cpu_ms_per_call": [value * 1e3 for value in samples[target.key].pipelined_cpu_s],
                 }
                 for target in targets
             },
-            "ratios": ratios,
+            "ratios_to_bare": ratios_to_baseline(targets, summaries),
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")

@@ -14,57 +14,23 @@ from typing import Any
 from pydantic import ValidationError
 
 from bridge.elicitation import CannotAsk, McpAsker
-from bridge.jsonrpc import PERMISSION_DENIED, PERMISSION_REQUIRED, USER_CANCELED, RpcResponse
+from bridge.jsonrpc import RpcResponse
 from bridge.pending import PendingCall
 from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, PendingLost, Progress, no_progress
+from toolsets.audit.notes import note_deferred_route
 from toolsets.context import DeferredCall
 from toolsets.deferred import DeviceMethod, device_result
+from toolsets.device_answer import DeviceError, canceled, denied, device_answer
 from toolsets.errors import ErrorCode, ToolError
 from toolsets.tool import Tool
 
 logger = logging.getLogger("truloop.deferred")
 
 
-def denied(tool: str) -> ToolError:
-    return ToolError(
-        f"The user denied {tool} on their device (PermissionDenied). Do not retry; tell the user what could not be "
-        "done without it.",
-        code=ErrorCode.PERMISSION_DENIED,
-    )
-
-
-def canceled(tool: str) -> ToolError:
-    return ToolError(f"The user canceled {tool} (UserCanceled); nothing was done.", code=ErrorCode.USER_CANCELED)
-
-
 def from_device(tool: Tool, response: RpcResponse) -> dict[str, Any]:
-    if response.error is None:
-        try:
-            return device_result(tool, response.result).model_dump(mode="json")
-        except ValidationError:
-            raise ToolError(
-                f"The device answered {tool.name} with a malformed result.", code=ErrorCode.DEVICE_ERROR
-            ) from None
-    tool_name = tool.name
     error = response.error
-    if error.code == PERMISSION_REQUIRED:
-        data = error.data if isinstance(error.data, dict) else {}
-        permission = data.get("requiredPermission") or "an OS permission"
-        again = data.get("canPromptAgain")
-        hint = (
-            "The device can still ask: call confirm_interaction with permission set to it, then retry."
-            if again
-            else "The device cannot ask again: tell the user to enable it in the system settings."
-        )
-        raise ToolError(
-            f"{tool_name} needs the '{permission}' permission on the user's device (PermissionRequired). {hint}",
-            code=ErrorCode.PERMISSION_REQUIRED,
-        )
-    if error.code == PERMISSION_DENIED:
-        raise denied(tool_name)
-    if error.code == USER_CANCELED:
-        raise canceled(tool_name)
-    raise ToolError(f"The device could not run {tool_name}: {error.message[:200]}", code=ErrorCode.DEVICE_ERROR)
+    found = None if error is None else DeviceError(error.code, error.message, error.data)
+    return device_answer(tool, response.result, found)
 
 
 class DeferredRouter:
@@ -105,6 +71,7 @@ class DeferredRouter:
         answer = await self._via_elicitation(device, call)
         if answer is not None:
             return answer
+        note_deferred_route("none")
         if bridge_problem is not None:
             raise ToolError(
                 f"{call.tool_name} runs on the user's device, but the device bridge's shared store (Redis) is "
@@ -143,6 +110,7 @@ class DeferredRouter:
 
     async def _via_device(self, device: DeviceMethod, call: DeferredCall) -> dict[str, Any]:
         assert self._bridge is not None
+        note_deferred_route("device")
         pending = PendingCall(
             call_id="call_" + secrets.token_urlsafe(12),
             tool_name=call.tool_name,
@@ -174,6 +142,7 @@ class DeferredRouter:
         if device.form is None or self._asker is None:
             return None
         form = device.form(call.arguments)
+        note_deferred_route("elicitation")
         try:
             answer = await self._asker.ask(f"truloop/deferred/{call.tool_name}", form.message, form.schema)
         except CannotAsk:

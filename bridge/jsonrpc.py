@@ -9,12 +9,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
 from toolsets import safe_json
+
+# Device-side errors (seed 000), defined beside their mapping to tool errors
+from toolsets.device_answer import PERMISSION_DENIED as PERMISSION_DENIED
+from toolsets.device_answer import PERMISSION_REQUIRED as PERMISSION_REQUIRED
+from toolsets.device_answer import USER_CANCELED as USER_CANCELED
 from toolsets.problems import problems
 
-# Device-side errors (seed 000)
-PERMISSION_REQUIRED = -32010
-PERMISSION_DENIED = -32001
-USER_CANCELED = -32002
 # Standard JSON-RPC codes for malformed input
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

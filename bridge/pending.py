@@ -59,6 +59,7 @@ class BridgeBackend(Protocol):
     def running(self) -> contextlib.AbstractAsyncContextManager[None]: ...
 
     async def create(self, call: PendingCall) -> None: ...
+    async def create_and_send(self, call: PendingCall, envelope: dict[str, Any]) -> bool: ...
     async def get(self, call_id: str) -> PendingCall | None: ...
     async def pending_for(self, user_id: str) -> list[PendingCall]: ...
     async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome: ...
@@ -110,6 +111,14 @@ class MemoryBackend:
     async def create(self, call: PendingCall) -> None:
         self._expire()
         self._calls[call.call_id] = call
+
+    async def create_and_send(self, call: PendingCall, envelope: dict[str, Any]) -> bool:
+        """Store the call, and hand the envelope to the user's devices if one is online; True if so."""
+        await self.create(call)
+        online = await self.online(call.user_id)
+        if online:
+            await self.publish_envelope(call.user_id, envelope)
+        return online
 
     async def get(self, call_id: str) -> PendingCall | None:
         self._expire()

@@ -50,6 +50,16 @@ redis.call('SET', KEYS[4], ARGV[3], 'EX', ARGV[5])
 redis.call('PUBLISH', ARGV[6], ARGV[1])
 return 1
 """
+CREATE_AND_SEND = """
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+if redis.call('ZCOUNT', KEYS[3], ARGV[5], '+inf') > 0 then
+  redis.call('PUBLISH', ARGV[6], ARGV[7])
+  return 1
+end
+return 0
+"""
 TAKE = "local v = redis.call('GET', KEYS[1]); if v then redis.call('DEL', KEYS[1]) end; return v"
 
 
@@ -67,6 +77,7 @@ class RedisBackend:
         self._prefix = prefix
         self._complete = self._redis.register_script(COMPLETE)
         self._take = self._redis.register_script(TAKE)
+        self._create_and_send = self._redis.register_script(CREATE_AND_SEND)
         self.on_result: ResultListener = _ignore_result
         self.on_envelope: EnvelopeListener = _ignore_envelope
         self.on_reconnect: ReconnectListener = _ignore_reconnect
@@ -134,6 +145,20 @@ class RedisBackend:
             pipe.zadd(self._key("user-calls", call.user_id), {call.call_id: call.created_at})
             pipe.expire(self._key("user-calls", call.user_id), CALL_TTL_SECONDS)
             await pipe.execute()
+
+    async def create_and_send(self, call: PendingCall, envelope: dict[str, Any]) -> bool:
+        """`create`, then `publish_envelope` if the user has a device online, in one round trip; True if online."""
+        keys = [
+            self._key("call", call.call_id),
+            self._key("user-calls", call.user_id),
+            self._key("presence", call.user_id),
+        ]
+        payload = json.dumps({"user": call.user_id, "envelope": envelope})
+        args = [
+            call.model_dump_json(), call.call_id, call.created_at, CALL_TTL_SECONDS, time.time(), self._key("devices"),
+            payload,
+        ]  # fmt: skip
+        return int(await self._create_and_send(keys=keys, args=args)) == 1
 
     async def get(self, call_id: str) -> PendingCall | None:
         raw = await self._redis.get(self._key("call", call_id))

@@ -105,25 +105,32 @@ class DeviceBridge:
         online = await self.backend.online(user_id)
         if online:
             await self.backend.publish_envelope(user_id, envelope)
-        sent = False
-        if self.extra_channel is not None:
-            try:
-                sent = await self.extra_channel.send(user_id, envelope)
-            except Exception:
-                logger.warning("the extra device channel failed for %s", user_id, exc_info=True)
-        return online or sent
+        return await self._send_extra(user_id, envelope) or online
+
+    async def _send_extra(self, user_id: str, envelope: dict[str, Any]) -> bool:
+        if self.extra_channel is None:
+            return False
+        try:
+            return await self.extra_channel.send(user_id, envelope)
+        except Exception:
+            logger.warning("the extra device channel failed for %s", user_id, exc_info=True)
+            return False
 
     async def call_device(
         self, call: PendingCall, *, give_up_after: float, progress: Progress = no_progress
     ) -> RpcResponse:
-        """Store the call, deliver it, and wait for the device's answer (raises DeviceTimeout)."""
+        """Store the call, deliver it, and wait for the device's answer (raises DeviceTimeout).
+
+        The critical path is one store round trip to deliver (store, presence, publish in one) and one to
+        take the answer once its wake-up arrives; the store is otherwise read only when a wait runs out
+        (`poll_interval`: a wake-up lost with a dropped subscription still finds the answer)."""
         event = self._waiters[call.call_id] = anyio.Event()
         answered = False
         try:
             call.deadline = time.time() + give_up_after
-            await self.backend.create(call)
             envelope = Envelope.wrap(call.request(), call.notification_message).model_dump()
-            if not await self.send_to_device(call.user_id, envelope):
+            online = await self.backend.create_and_send(call, envelope)
+            if not await self._send_extra(call.user_id, envelope) and not online:
                 raise DeviceUnreachable(call.call_id)
             started = time.monotonic()
             deadline = started + give_up_after
@@ -133,6 +140,10 @@ class DeviceBridge:
                 if now >= next_progress:
                     await progress(round(now - started, 1), None, call.notification_message or "Waiting for the device")
                     next_progress = now + self.progress_interval
+                with anyio.move_on_after(max(0.0, min(self.poll_interval, deadline - now, next_progress - now))):
+                    await event.wait()
+                if event.is_set():
+                    event = self._waiters[call.call_id] = anyio.Event()
                 try:
                     result = await self.backend.take_result(call.call_id)
                 except Exception as exc:  # a store hiccup must not turn an accepted answer into a failure
@@ -143,12 +154,8 @@ class DeviceBridge:
                 if result is not None:
                     answered = True
                     return RpcResponse.model_validate(result)
-                if now >= deadline:
+                if time.monotonic() >= deadline:
                     raise DeviceTimeout(call.call_id)
-                with anyio.move_on_after(min(self.poll_interval, deadline - now, next_progress - now)):
-                    await event.wait()
-                if event.is_set():
-                    event = self._waiters[call.call_id] = anyio.Event()
         finally:
             self._waiters.pop(call.call_id, None)
             if not answered:

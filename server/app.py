@@ -7,6 +7,9 @@ from typing import Any
 from bridge.delivery import DeviceDelivery
 from bridge.pending import BridgeBackend, MemoryBackend
 from bridge.service import ChannelSender, DeviceBridge
+from server.audit_log import open_audit_log
+from server.exposure import Conversations, ToolExposure
+from server.extensions import publish_workspace
 from server.identity import Surface
 from server.mcp_server import TruloopMCP
 from server.settings import Settings
@@ -44,9 +47,15 @@ def sendbird_channel(settings: Settings) -> ChannelSender | None:
 
 
 def build_services(settings: Settings, bridge: DeviceBridge | None = None) -> Services:
-    services = Services(data_dir=settings.data_dir, docs_dir=settings.resolved_docs_dir, keys=settings.upstream_keys)
+    services = Services(
+        data_dir=settings.data_dir,
+        docs_dir=settings.resolved_docs_dir,
+        keys=settings.upstream_keys,
+        database_url=settings.database_url,
+    )
     if bridge is not None:
         services.delivery = DeviceDelivery(bridge)
+    services.audit = open_audit_log(settings)
     return services
 
 
@@ -60,6 +69,7 @@ def build_server(
 ) -> TruloopMCP:
     """`member_profile` None means the stdio/unauthenticated default: `--profile`."""
     profile = member_profile or settings.profile
+    publish_workspace(settings)
     surface = Surface(member_profile=profile, default_caller=default_caller(settings), default_profile=profile)
     if settings.state_keys:
         from mcp.server.request_state import RequestStateSecurity
@@ -70,6 +80,7 @@ def build_server(
     bridge = bridge or build_bridge(settings)
     return TruloopMCP(
         surface,
+        exposure=build_exposure(settings, progressive_allowed=profile != "notification-safe"),
         confirm_policy=settings.confirm,
         bridge=bridge,
         deferred_timeout=settings.deferred_timeout,
@@ -78,3 +89,20 @@ def build_server(
         log_level=settings.log_level,
         **kwargs,
     )
+
+
+def build_exposure(settings: Settings, *, progressive_allowed: bool = True) -> ToolExposure:
+    """The deployment's exposure mode and gates; conversations of 2026-07-28 callers in Redis when configured."""
+    from toolsets.conversation import MemoryConversations
+    from toolsets.gates import load_gates
+    from toolsets.profiles import tool_arguments
+
+    conversations: Conversations
+    if settings.redis_url is not None:
+        from bridge.redis_conversations import RedisConversations
+
+        conversations = RedisConversations(settings.redis_url.get_secret_value(), prefix=settings.redis_prefix)
+    else:
+        conversations = MemoryConversations()
+    exposure = settings.exposure if progressive_allowed else "full"
+    return ToolExposure(exposure, load_gates(settings.gates, tool_arguments()), conversations)

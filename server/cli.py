@@ -35,6 +35,15 @@ subcommands (run instead of the server):
                                  with a header
   truloop-mcp notion sync        copy the pages shared with NOTION_TOKEN's
                                  integration into <docs>/notion/
+  truloop-mcp db migrate|status  the store's schema (--database-url or SQLite)
+  truloop-mcp db copy --from sqlite:PATH --to postgresql://...
+                                 move an embedded store onto PostgreSQL
+  truloop-mcp tools list         the --tools-dir plugins: versions, load errors
+  truloop-mcp tools check FILE   validate a plugin file without serving it
+  truloop-mcp call               answer tool calls (LangChain, OpenAI, Anthropic
+                                 shapes) read from stdin, one JSON a line
+  truloop-mcp audit tail|grep    read the audit log of tool calls, with filters
+                                 by user, tool, status and time
   (`truloop-mcp users --help`, `truloop-mcp notion --help` for their options)
 
 Flags win over environment variables, which win over defaults; an empty value
@@ -123,10 +132,25 @@ def configure_logging(level: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("users", "notion"):
+    if argv and argv[0] == "audit":
+        from server.audit_command import run as run_audit
+
+        return run_audit(argv[1:])
+    if argv and argv[0] == "tools":
+        from server.tools_command import run as run_tools
+
+        return run_tools(argv[1:])
+    if argv and argv[0] == "call":
+        from server.call_command import run as run_call
+
+        return run_call(argv[1:])
+    if argv and argv[0] in ("users", "notion", "db"):
         from server.commands import run as run_command
 
         return run_command(argv)
+    from server.fast_start import before_imports
+
+    before_imports()  # the server's imports are next; see server/fast_start.py
     settings = settings_or_exit(vars(build_parser().parse_args(argv)))
     configure_logging(settings.log_level)
     if settings.transport == "stdio":

@@ -1,4 +1,5 @@
-"""Operator subcommands: `truloop-mcp users import FILE`, `truloop-mcp notion sync`."""
+"""Operator subcommands: `truloop-mcp users import FILE`, `truloop-mcp notion sync`,
+`truloop-mcp db migrate|status|copy`."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
     from server.settings import Settings
     from toolsets.services import Services
 
-COMMANDS = ("users", "notion")
-STORE_SETTINGS = ("data_dir", "docs_dir")  # the server's flags the subcommands take too
+COMMANDS = ("users", "notion", "db")
+STORE_SETTINGS = ("data_dir", "docs_dir", "database_url")  # the server's flags the subcommands take too
 
 
 class CommandError(Exception):
@@ -36,7 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("file", help="JSON list of objects, or CSV with id,username,display_name,phone,email,groups,role")
     notion = sub.add_parser("notion", help="the Notion mirror").add_subparsers(dest="action", required=True)
     notion.add_parser("sync", help="copy the pages shared with NOTION_TOKEN's integration into <docs>/notion/")
-    for action in (imp, *notion.choices.values()):
+    db = sub.add_parser("db", help="the store's schema and contents").add_subparsers(dest="action", required=True)
+    db.add_parser("migrate", help="bring every component's schema up to date (PostgreSQL with --database-url)")
+    db.add_parser("status", help="each component's schema version and row counts")
+    copy = db.add_parser("copy", help="copy an embedded SQLite store into an empty PostgreSQL database, checked")
+    copy.add_argument("--from", dest="source", required=True, metavar="sqlite:PATH", help="the embedded store file")
+    copy.add_argument("--to", dest="target", required=True, metavar="postgresql://...", help="the shared database")
+    for action in (imp, *notion.choices.values(), db.choices["migrate"], db.choices["status"]):
         add_setting_flags(action, only=STORE_SETTINGS)
     return parser
 
@@ -80,7 +87,23 @@ def read_users(path: Path) -> list[Any]:
 def _services(settings: Settings) -> Services:
     from toolsets.services import Services
 
-    return Services(data_dir=settings.data_dir, docs_dir=settings.resolved_docs_dir, keys=settings.upstream_keys)
+    return Services(
+        data_dir=settings.data_dir,
+        docs_dir=settings.resolved_docs_dir,
+        keys=settings.upstream_keys,
+        database_url=settings.database_url,
+    )
+
+
+def run_db(action: str, settings: Settings, args: argparse.Namespace) -> None:
+    import anyio
+
+    from server import db_commands
+
+    if action == "copy":
+        db_commands.copy(args.source, args.target)
+    else:
+        anyio.run(db_commands.migrate if action == "migrate" else db_commands.status, _services(settings))
 
 
 def run(argv: Sequence[str]) -> None:
@@ -90,13 +113,15 @@ def run(argv: Sequence[str]) -> None:
         if args.group == "users":
             users = read_users(Path(args.file))
             services = _services(settings)
-            import sqlite3
+            from toolsets.store.errors import Conflict
 
             try:
                 count = services.users.import_users_sync(users)
-            except sqlite3.IntegrityError as exc:
-                raise CommandError(f"nothing imported: {exc} (a username is already taken by another id?)") from None
-            print(f"imported {count} users into {services.db.path}")
+            except Conflict as exc:
+                raise CommandError(f"nothing imported: {exc}") from None
+            print(f"imported {count} users into {'the shared database' if services.shared_store else services.db.path}")
+        elif args.group == "db":
+            run_db(args.action, settings, args)
         else:
             token = settings.notion_token
             if token is None:

@@ -17,6 +17,8 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from bridge.routes import DeviceCaller, shim_routes
 from server.app import build_bridge, build_server, build_services
+from server.audit_log import audit_health
+from server.extensions import extensions_running
 from server.host_guard import HostOriginGuard
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
@@ -95,7 +97,7 @@ def build_http_app(settings: Settings) -> Starlette:
     async def healthz(request: Request) -> JSONResponse:
         report = {"status": "ok", "store": "ok", "redis": "not configured"}
         try:
-            await services.db.read(lambda conn: conn.execute("SELECT 1").fetchone())
+            await services.ping_store()
         except Exception:
             report.update(status="degraded", store="unavailable")
         if settings.redis_url is not None:
@@ -105,6 +107,7 @@ def build_http_app(settings: Settings) -> Starlette:
                 report["redis"] = "ok"
             except Exception:
                 report.update(status="degraded", redis="unreachable")
+        report.update(audit_health(services.audit))
         return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
 
     async def identify(request: Request) -> DeviceCaller | None:
@@ -127,7 +130,12 @@ def build_http_app(settings: Settings) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with bridge.running(), main.session_manager.run(), safe.session_manager.run():
+        async with (
+            bridge.running(),
+            extensions_running(settings),
+            main.session_manager.run(),
+            safe.session_manager.run(),
+        ):
             yield
 
     def is_live(session_id: str) -> bool:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +28,22 @@ class JwtVerifier:
     Claims: `sub` (user id, required), `role` (`member` | `guest`; absent means `guest`, the least
     privilege), optional `exp`/`nbf`/`iat`, `iss` when an issuer is configured, and `zoneinfo`
     (the user's IANA time zone).
+
+    A token that verified is remembered by its SHA-256 (never the token itself) until its `exp`, and for
+    at most `CACHE_SECONDS`, so a client's next requests skip the HMAC and the claim checks; `exp` and
+    `nbf` are still checked on every hit. Only tokens that verified are kept, at most
+    `CACHE_SIZE`; the cache belongs to this verifier, and so to its secret: rotating the secret (a new
+    verifier) forgets every token signed with the old one.
     """
+
+    CACHE_SIZE = 4096
+    CACHE_SECONDS = 900.0
 
     def __init__(self, secret: SecretStr, *, issuer: str | None = None, leeway: float = 30.0) -> None:
         self._secret = secret
         self._issuer = issuer
         self._leeway = leeway
+        self._verified: OrderedDict[bytes, tuple[float, float, AccessToken]] = OrderedDict()
 
     def decode(self, token: str) -> dict[str, Any] | None:
         import jwt  # PyJWT, already a dependency of mcp; imported only when HTTP auth is used
@@ -55,11 +68,20 @@ class JwtVerifier:
         return claims
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        key = hashlib.sha256(token.encode()).digest()
+        now = time.time()
+        hit = self._verified.get(key)
+        if hit is not None:
+            not_before, until, access = hit
+            if not_before <= now < until:
+                return access
+            del self._verified[key]
         claims = self.decode(token)
         if claims is None:
             return None
         exp = claims.get("exp")
-        return AccessToken(
+        nbf = claims.get("nbf")
+        access = AccessToken(
             token=token,
             client_id=str(claims.get("azp") or claims.get("client_id") or "truloop"),
             scopes=[],
@@ -67,6 +89,14 @@ class JwtVerifier:
             subject=claims["sub"],
             claims=claims,
         )
+        until = now + self.CACHE_SECONDS
+        if isinstance(exp, int | float):
+            until = min(until, float(exp) + self._leeway)  # what jwt.decode would still accept
+        not_before = float(nbf) - self._leeway if isinstance(nbf, int | float) else float("-inf")
+        self._verified[key] = (not_before, until, access)
+        if len(self._verified) > self.CACHE_SIZE:
+            self._verified.popitem(last=False)
+        return access
 
 
 def caller_from_claims(claims: Mapping[str, Any], default_timezone: str) -> Caller:

@@ -7,22 +7,30 @@ confirmation port.
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
+import weakref
 from typing import Any
 
 import mcp.types as types
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.deferred import DeferredRouter
 from bridge.elicitation import ElicitationConfirmer, McpAsker
 from bridge.sampling import SamplingComposer
 from bridge.service import DeviceBridge
+from server.exposure import ToolExposure, is_modern
 from server.identity import Surface
 from server.results import to_mcp_result, to_mcp_tool
 from toolsets.context import Caller, RequestInfo, ToolContext
+from toolsets.conversation import ConversationState, MemoryConversation, MemoryConversations
 from toolsets.dispatch import dispatch
-from toolsets.toolset import AbstractToolset
+from toolsets.gates import GateSet
+from toolsets.plugins.deployment import plugin_catalog
+from toolsets.tool import Tool
 
 logger = logging.getLogger("truloop.server")
 
@@ -43,6 +51,7 @@ class TruloopMCP(MCPServer):
         bridge: DeviceBridge | None = None,
         deferred_timeout: float = 300.0,
         stdio: bool = False,
+        exposure: ToolExposure | None = None,
         **kwargs: Any,
     ) -> None:
         from server import __version__
@@ -55,39 +64,94 @@ class TruloopMCP(MCPServer):
         self.deferred_timeout = deferred_timeout
         self.stdio = stdio  # served over stdio: no device can connect to this process
         self._process_session = "stdio-" + secrets.token_hex(8)  # stdio: one session per process
-        self._published: dict[int, list[types.Tool]] = {}
+        # by id(tool), holding the tool so its id is not reused while cached (plugin tools come and go)
+        self._published_cache: dict[int, tuple[Tool, types.Tool]] = {}
+        # handshake-era connections, told `notifications/tools/list_changed` when plugins change
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.middleware.append(self._remember_connection)
+        plugin_catalog.changes.subscribe(self.announce_tools_changed)
         self._known_users: dict[str, str] = {}
-        self._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+        self.exposure = exposure or ToolExposure("full", GateSet(), MemoryConversations())
+        low = self._lowlevel_server
+        low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+        low.add_request_handler("tools/list", types.PaginatedRequestParams, self._tools_list)
+        # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
+        low.create_initialization_options = functools.partial(  # type: ignore[method-assign]
+            type(low).create_initialization_options, low, NotificationOptions(tools_changed=True)
+        )
 
-    def _published_tools(self, toolset: AbstractToolset) -> list[types.Tool]:
-        published = self._published.get(id(toolset))
-        if published is None:
-            published = self._published[id(toolset)] = [to_mcp_tool(tool) for tool in toolset]
+    def _published(self, tools: list[Tool]) -> list[types.Tool]:
+        cache = self._published_cache
+        if len(cache) > 4 * len(tools) + 256:  # replaced plugin versions: let them go
+            cache.clear()
+        published = []
+        for tool in tools:
+            found = cache.get(id(tool))
+            if found is None or found[0] is not tool:
+                found = cache[id(tool)] = (tool, to_mcp_tool(tool))
+            published.append(found[1])
         return published
 
+    async def _remember_connection(self, ctx: Any, call_next: Any) -> Any:
+        connection = getattr(ctx.session, "_connection", None)  # the SDK offers no public handle on it
+        if connection is not None and not is_modern(ctx.protocol_version):
+            self._connections.add(connection)
+        return await call_next(ctx)
+
+    async def announce_tools_changed(self) -> None:
+        """The published tools changed (plugins reloaded): tell handshake-era sessions and 2026-07-28 listeners."""
+        for connection in list(self._connections):
+            try:
+                await connection.send_tool_list_changed()
+            except Exception:
+                logger.debug("could not send tools/list_changed to a connection", exc_info=True)
+                self._connections.discard(connection)
+        await self._subscriptions.publish(ToolsListChanged())
+
     async def list_tools(self) -> list[types.Tool]:
+        """The caller's whole list (what 2026-07-28 sessions see)."""
         _, toolset = self.surface.resolve()
-        return self._published_tools(toolset)
+        return self._published(await self.exposure.visible(toolset, True, MemoryConversation(ConversationState())))
+
+    async def _tools_list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        caller, toolset = self.surface.resolve()
+        modern = is_modern(ctx.protocol_version)
+        conversation = self.exposure.conversation(ctx.session, caller, toolset.name, modern)
+        return types.ListToolsResult(tools=self._published(await self.exposure.visible(toolset, modern, conversation)))
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
         caller, toolset = self.surface.resolve()
         ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
+        if context is None or not _in_request(context):
+            if self.bridge is not None:
+                ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
+            await self._enter_directory(caller)
+            return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
 
-        if context is not None and _in_request(context):
-            ctx.request = self._request_info(context, toolset.name)
-            asker = McpAsker(context)
-            ctx.confirmer = ElicitationConfirmer(asker)
-            ctx.composer = SamplingComposer(asker)
-            ctx.report_progress = context.report_progress
-            ctx.deferred = DeferredRouter(
-                self.bridge, asker, timeout=self.deferred_timeout, progress=context.report_progress, stdio=self.stdio
-            )
-        elif self.bridge is not None:
-            ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
+        ctx.request = self._request_info(context, toolset.name)
+        asker = McpAsker(context)
+        ctx.confirmer = ElicitationConfirmer(asker)
+        ctx.composer = SamplingComposer(asker)
+        ctx.report_progress = context.report_progress
+        ctx.deferred = DeferredRouter(
+            self.bridge, asker, timeout=self.deferred_timeout, progress=context.report_progress, stdio=self.stdio
+        )
+        modern = asker.modern
+        exposure = self.exposure
+        conversation = ctx.conversation = exposure.conversation(context.session, caller, toolset.name, modern)
+        ctx.gates = exposure.gates
+        tool = toolset.get(name)
+        if tool is not None and (refusal := await exposure.refusal(tool, modern, conversation)) is not None:
+            return to_mcp_result(refusal)
+        watch = exposure.lists_can_change and not modern
+        before = [t.name for t in await exposure.visible(toolset, modern, conversation)] if watch else None
         await self._enter_directory(caller)
-        return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
+        outcome = await dispatch(toolset, name, arguments, ctx)
+        if before is not None and before != [t.name for t in await exposure.visible(toolset, modern, conversation)]:
+            await context.session.send_tool_list_changed()
+        return to_mcp_result(outcome)
 
     def _request_info(self, context: Context, profile: str) -> RequestInfo:
         headers = context.headers or {}

@@ -7,31 +7,22 @@ the model what happened; the machine-readable envelope rides in `_meta` under `E
 
 from __future__ import annotations
 
-import json
-
 import mcp.types as types
 
-from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolOk, ToolResult
+from toolsets.envelope import ToolInputRequired, ToolOk, ToolResult, text_and_structured
 from toolsets.tool import Tool
 
 ERROR_META_KEY = "io.truloop/error"
 
 
 def to_mcp_result(outcome: ToolResult) -> types.CallToolResult | types.InputRequiredResult:
-    if isinstance(outcome, ToolOk):
-        data = outcome.data.model_dump(mode="json")
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
     if isinstance(outcome, ToolInputRequired):
         return outcome.payload
-    if isinstance(outcome, ToolErr):
-        text = outcome.reason + (" This may succeed if retried shortly." if outcome.retryable else "")
-    else:
-        assert isinstance(outcome, ToolCancelled)
-        text = f"Cancelled: {outcome.reason}"
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], meta={ERROR_META_KEY: outcome.structured()}, is_error=True
-    )
+    text, data = text_and_structured(outcome)
+    content = [types.TextContent(type="text", text=text)]
+    if isinstance(outcome, ToolOk):
+        return types.CallToolResult(content=content, structured_content=data)
+    return types.CallToolResult(content=content, meta={ERROR_META_KEY: data}, is_error=True)
 
 
 def to_mcp_tool(tool: Tool) -> types.Tool:

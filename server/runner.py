@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -20,10 +21,12 @@ HARD_EXIT_SECONDS = 8.0
 
 
 def run(settings: Settings) -> None:
+    from server.fast_start import http_backend_options
+
     if settings.transport == "stdio":
         anyio.run(_serve_stdio, settings)
     else:
-        anyio.run(_serve_http, settings)
+        anyio.run(_serve_http, settings, backend_options=http_backend_options())
 
 
 async def _until_signal(scope: anyio.CancelScope, on_signal: Any = None) -> None:
@@ -59,14 +62,21 @@ def _exit_later(seconds: float) -> None:
 
 async def _serve_stdio(settings: Settings) -> None:
     from server.app import build_server
-    from server.stdio import open_stdin, serve_stdio
+    from server.extensions import extensions_running
+    from server.fast_start import after_imports
+    from server.stdio import serve_stdio, stdio_channel
 
     server = build_server(settings)
+    after_imports()
     await _seed_demo(settings, server.services)
-    lines = open_stdin(settings.max_line_bytes)
-    async with server.bridge.running(), anyio.create_task_group() as tg:  # type: ignore[union-attr]
-        tg.start_soon(_until_signal, tg.cancel_scope, lines.stop)
-        await serve_stdio(server, lines)  # returns at end of input, or soon after a signal
+    async with (
+        server.bridge.running(),  # type: ignore[union-attr]
+        extensions_running(settings),  # plugins loaded before the first request, reloaded while serving
+        stdio_channel(settings.max_line_bytes) as channel,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(_until_signal, tg.cancel_scope, channel.stop)
+        await serve_stdio(server, channel)  # returns at end of input, or soon after a signal
         tg.cancel_scope.cancel()
 
 
@@ -107,13 +117,21 @@ def announce(address: tuple[str, int], stream: TextIO | None = None) -> None:
 async def _serve_http(settings: Settings) -> None:
     import uvicorn
 
+    from server.fast_start import after_imports
     from server.http_app import build_http_app
     from server.uvicorn_server import ReportingServer
 
     sock = _bind(settings.host, settings.port)
     app = build_http_app(settings)
+    after_imports()
     await _seed_demo(settings, app.state.services)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    config.load()
+    logger.info(
+        "HTTP on the %s event loop with the %s parser",
+        type(asyncio.get_running_loop()).__module__.split(".")[0],
+        config.http_protocol_class.__module__.rsplit(".", 1)[-1].removesuffix("_impl"),
+    )
     server = ReportingServer(config, on_started=announce)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
 

@@ -153,6 +153,17 @@ class Settings(BaseSettings):
     redis_prefix: Annotated[str, Source("prefix of every Redis key", env="TRULOOP_REDIS_PREFIX")] = Field(
         default="truloop:", min_length=1, max_length=100
     )
+    database_url: Annotated[
+        SecretStr | None,
+        Source(
+            "PostgreSQL shared by several replicas for every domain store (users, events, memories, inbox, "
+            "knowledge index), e.g. `postgresql://truloop:PASSWORD@db:5432/truloop`; unset: SQLite in "
+            "`--data-dir` (kept secret: it may hold a password)",
+            flag="--database-url",
+            env="DATABASE_URL",
+            metavar="URL",
+        ),
+    ] = Field(default=None, repr=False)
     deferred_timeout: Annotated[
         float,
         Source(
@@ -171,6 +182,64 @@ class Settings(BaseSettings):
             env="TRULOOP_CONFIRM",
         ),
     ] = ConfirmPolicy.AUTO
+    exposure: Annotated[
+        Literal["full", "progressive"],
+        Source(
+            "tools published at once (`full`), or datetime tools + loaders first (`progressive`; see "
+            "*Progressive exposure and gates*)",
+            flag="--exposure",
+            env="TRULOOP_EXPOSURE",
+        ),
+    ] = "full"
+    gates: Annotated[
+        Path | None,
+        Source(
+            "TOML file of gates (which tools run only after which); the built-in read-before-write gates "
+            "apply without it",
+            flag="--gates",
+            env="TRULOOP_GATES",
+            metavar="FILE",
+        ),
+    ] = None
+    tools_dir: Annotated[
+        Path | None,
+        Source(
+            "folder of custom tool plugins (`*.py` defining `TOOL_SPEC` and `run`), reloaded within a second of a "
+            "change (see *Writing a plugin*)",
+            flag="--tools-dir",
+            env="TRULOOP_TOOLS_DIR",
+            metavar="DIR",
+        ),
+    ] = None
+    plugin_isolation: Annotated[
+        Literal["inprocess", "process"],
+        Source(
+            "where plugins run: in the server's process (fastest), or each in a supervised worker process that is "
+            "restarted after a crash or a hung call",
+            flag="--plugin-isolation",
+            env="TRULOOP_PLUGIN_ISOLATION",
+        ),
+    ] = "inprocess"
+    workspace: Annotated[
+        Path | None,
+        Source(
+            "publish `list_files`, `read_file`, `write_file` and `run_shell`, confined to this folder (stdio only, "
+            "unless `--workspace-http`; see *Workspace tools*)",
+            flag="--workspace",
+            env="TRULOOP_WORKSPACE",
+            metavar="DIR",
+        ),
+    ] = None
+    workspace_strict: Annotated[
+        bool,
+        Source(
+            "workspace paths and `run_shell` commands without `..`, absolute paths or shell metacharacters",
+            flag="--workspace-strict",
+        ),
+    ] = False
+    workspace_http: Annotated[
+        bool, Source("also publish the workspace tools over HTTP, to member tokens only", flag="--workspace-http")
+    ] = False
     allowed_hosts: Annotated[
         tuple[str, ...],
         Source(
@@ -223,6 +292,35 @@ class Settings(BaseSettings):
         LogLevel,
         Source("stderr logging (stdout is the protocol on stdio)", flag="--log-level", env="TRULOOP_LOG_LEVEL"),
     ] = "WARNING"
+    audit_log: Annotated[
+        str | None,
+        Source(
+            "JSON lines of every `tool_call` and `tool_result`, masked (see *Audit log*); `-` writes them to stdout "
+            "(stderr on stdio), `off` writes none",
+            flag="--audit-log",
+            env="TRULOOP_AUDIT_LOG",
+            metavar="PATH|-|off",
+            shown="`<data-dir>/audit/tool-calls.jsonl`",
+        ),
+    ] = None
+    audit_max_bytes: Annotated[
+        int,
+        Source(
+            "size at which the audit log is rotated (`tool-calls.jsonl.1`, `.2`, ...)",
+            flag="--audit-max-bytes",
+            env="TRULOOP_AUDIT_MAX_BYTES",
+            metavar="BYTES",
+        ),
+    ] = Field(default=10 * 1024 * 1024, ge=1, le=1 << 40)
+    audit_keep: Annotated[
+        int,
+        Source(
+            "rotated audit files kept (the oldest is deleted)",
+            flag="--audit-keep",
+            env="TRULOOP_AUDIT_KEEP",
+            metavar="N",
+        ),
+    ] = Field(default=5, ge=0, le=1000)
     jwt_secret: Annotated[
         SecretStr | None, Source("HS256 secret (>= 32 bytes) for bearer tokens on HTTP", env="TRULOOP_JWT_SECRET")
     ] = Field(default=None, repr=False)
@@ -332,6 +430,15 @@ class Settings(BaseSettings):
             raise ValueError("must be a URL such as redis://127.0.0.1:6379/0 (or rediss://..., unix:///run/redis.sock)")
         return value
 
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        if not value.get_secret_value().strip().startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a URL such as postgresql://user:password@127.0.0.1:5432/truloop")
+        return SecretStr(value.get_secret_value().strip())
+
     @field_validator("sendbird_app_id")
     @classmethod
     def _sendbird_app_id(cls, value: str | None) -> str | None:
@@ -361,6 +468,37 @@ class Settings(BaseSettings):
             raise ValueError(f"{str(existing)!r} is not writable by this user; {example}")
         return value
 
+    @field_validator("tools_dir", "workspace")
+    @classmethod
+    def _existing_folder(cls, value: Path | None) -> Path | None:
+        if value is None or not str(value).strip():
+            return None
+        value = value.expanduser()
+        if not value.is_dir():
+            raise ValueError(f"{str(value)!r} is not an existing folder")
+        return value.resolve()
+
+    @field_validator("audit_log")
+    @classmethod
+    def _audit_target(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if value.strip().lower() in ("-", "off"):
+            return value.strip().lower()
+        if Path(value).expanduser().is_dir():
+            raise ValueError(f"{value!r} is a folder; pass a file path such as /var/log/truloop/tool-calls.jsonl")
+        return value
+
+    @field_validator("gates")
+    @classmethod
+    def _usable_gates(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            from toolsets.gates import load_gates
+            from toolsets.profiles import tool_arguments
+
+            load_gates(value, tool_arguments())  # GateFileError is a ValueError: one line, exit 2
+        return value
+
     @model_validator(mode="after")
     def _safe_binding(self) -> Settings:
         if self.transport != "stdio" and not self.auth_enabled and not is_loopback(self.host):
@@ -369,6 +507,15 @@ class Settings(BaseSettings):
                 "or bind a loopback address such as 127.0.0.1"
             )
         return self
+
+    @property
+    def audit_target(self) -> Path | Literal["-", "off"]:
+        """Where audit lines go: a file (by default `<data-dir>/audit/tool-calls.jsonl`), `-` or `off`."""
+        if self.audit_log in ("-", "off"):
+            return self.audit_log  # type: ignore[return-value]
+        if self.audit_log is None:
+            return self.data_dir / "audit" / "tool-calls.jsonl"
+        return Path(self.audit_log).expanduser()
 
     @property
     def resolved_docs_dir(self) -> Path:

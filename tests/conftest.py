@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,7 @@ def data_dir(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
-        if key.startswith("TRULOOP_"):
+        if key.startswith("TRULOOP_") or key == "DATABASE_URL":
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
 
@@ -54,3 +56,63 @@ def redis_prefix() -> str:
     import secrets
 
     return f"truloop-test-{secrets.token_hex(4)}:"
+
+
+TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def postgres_or_fail() -> str:
+    """The PostgreSQL the tests use (TEST_DATABASE_URL; CI starts one). Unreachable: a failure under CI,
+    a skip on a laptop without PostgreSQL."""
+    import psycopg
+
+    try:
+        psycopg.connect(TEST_DATABASE_URL, connect_timeout=3).close()
+    except psycopg.Error as exc:
+        message = f"PostgreSQL is not reachable at {TEST_DATABASE_URL}: {type(exc).__name__}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return TEST_DATABASE_URL
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL schema for one test (its URL selects it through search_path), dropped after,
+    with every connection the test left open."""
+    with fresh_schema(postgres_or_fail()) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def fresh_schema(base: str) -> Iterator[str]:
+    import secrets
+    from urllib.parse import quote
+
+    import psycopg
+
+    name = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {name}")
+    separator = "&" if "?" in base else "?"
+    options = quote(f"-csearch_path={name}")
+    try:
+        yield f"{base}{separator}options={options}&application_name={name}"
+    finally:
+        with psycopg.connect(base, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (name,))
+            admin.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Runs a test once on each backend: the in-process helpers of tests/support.py (services_for,
+    settings, server_for) use SQLite in the test's folder, then a fresh PostgreSQL schema."""
+    from tests import support
+
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    with fresh_schema(postgres_or_fail()) as url:
+        monkeypatch.setattr(support, "STORE_URL", url)
+        yield "postgresql"

@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 import jwt
 import mcp.types as types
 import pytest
+from pydantic import SecretStr
 
 from server.app import build_server
 from server.identity import Surface
@@ -33,12 +34,15 @@ if TYPE_CHECKING:
 
 SECRET = "test-secret-" + "x" * 32
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])  # the two protocol eras a client may speak
+# The shared store the in-process helpers use: None is SQLite in the test's folder; the `store_backend`
+# fixture (tests/conftest.py) sets a fresh PostgreSQL schema's URL for the PostgreSQL run of a test.
+STORE_URL: str | None = None
 BIN = Path(sys.executable).parent
 TRULOOP = str(BIN / "truloop-mcp")
 
 
 def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"user": "alice", "timezone": "Asia/Seoul"}
+    values: dict[str, Any] = {"user": "alice", "timezone": "Asia/Seoul", "database_url": STORE_URL}
     values.update(overrides)
     return Settings(**values)
 
@@ -60,6 +64,7 @@ def services_for(data_dir: Path, *, transport: Any = None, keys: UpstreamKeys | 
         keys=keys or UpstreamKeys(),
         http_transport=transport,
         retry_sleep=no_wait,
+        database_url=SecretStr(STORE_URL) if STORE_URL else None,
     )
 
 
@@ -163,7 +168,7 @@ async def eventually(condition: Callable[[], bool | Awaitable[bool]], seconds: f
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "DATABASE_URL"}
     env.update(extra)
     return env
 
@@ -274,3 +279,10 @@ def payload(result: types.CallToolResult) -> dict[str, Any]:
         return error_of(result)
     assert result.structured_content is not None, result.content
     return result.structured_content
+
+
+def gates_off(folder: Path) -> Path:
+    """A gates file that turns the built-in gates off (for tests of what a tool itself does)."""
+    path = folder / "no-gates.toml"
+    path.write_text("builtin = false\n", encoding="utf-8")
+    return path

@@ -10,8 +10,10 @@ import pytest
 from mcp import Client
 
 from tests.people import directory
-from tests.support import MODES, answering, error_of, server_for
+from tests.support import MODES, answering, error_of, gates_off, server_for
 from toolsets.store.events import EventChanges
+
+pytestmark = pytest.mark.usefixtures("store_backend")  # every test on SQLite, then on PostgreSQL
 
 NEXT_YEAR = dt.date.today().year + 1
 START = f"{NEXT_YEAR}-03-09T19:00:00+09:00"
@@ -138,6 +140,12 @@ async def test_only_the_owner_changes_an_event_and_strangers_cannot_see_it(tmp_p
     async with Client(server_for(user="carol", services=services), mode=mode) as carol:
         seen = await carol.call_tool("get_events", {"start": f"{NEXT_YEAR}-03-01T00:00:00+09:00"})
         assert seen.structured_content["events"] == []  # type: ignore[index]
+        # an id carol never saw is stopped by the read-before-write gate before the tool runs
+        gated = await carol.call_tool("update_event", {"event_id": event["id"], "title": "x"})
+        assert code(gated) == "precondition" and "get_events" in error_of(gated)["reason"]
+    # and with the gates off, the tool itself tells a stranger the event does not exist
+    ungated = server_for(user="carol", services=services, gates=gates_off(tmp_path))
+    async with Client(ungated, mode=mode) as carol:
         assert code(await carol.call_tool("update_event", {"event_id": event["id"], "title": "x"})) == "not_found"
         assert code(await carol.call_tool("delete_event", {"event_id": event["id"]})) == "not_found"
         missing = await carol.call_tool("delete_event", {"event_id": "evt_nope"})
@@ -152,6 +160,7 @@ async def test_delete_event_asks_and_a_decline_keeps_it(tmp_path: Path, mode: st
         event = await make_event(alice)
     client = Client(server_for(user="alice", services=services), mode=mode, elicitation_callback=answering("decline"))
     async with client:
+        await client.call_tool("get_events", {"start": f"{NEXT_YEAR}-03-01T00:00:00+09:00"})  # read before write
         declined = await client.call_tool("delete_event", {"event_id": event["id"]})
         still = await client.call_tool("get_events", {"start": f"{NEXT_YEAR}-03-01T00:00:00+09:00"})
     assert declined.is_error and error_of(declined)["status"] == "cancelled"  # type: ignore[index]
@@ -168,7 +177,7 @@ async def test_guest_availability_flow(tmp_path: Path, mode: str) -> None:
     guest = server_for(profile="guest", user="gus", services=services)
     async with Client(guest, mode=mode) as gus:
         names = {tool.name for tool in (await gus.list_tools()).tools}
-        assert names == {"list_invited_events", "get_event_details", "update_guest_availability"}
+        assert names == {"list_invited_events", "get_event_details", "update_guest_availability", "search_tools"}
         invited = await gus.call_tool("list_invited_events", {})
         assert [e["id"] for e in invited.structured_content["events"]] == [event["id"]]  # type: ignore[index]
         details = await gus.call_tool("get_event_details", {"event_id": event["id"]})

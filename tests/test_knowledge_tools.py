@@ -60,7 +60,8 @@ def write(path: Path, text: str) -> Path:
 
 
 @pytest.fixture
-def svc(data_dir: Path) -> Services:
+def svc(data_dir: Path, store_backend: str) -> Services:
+    """Services on each backend in turn (SQLite, then PostgreSQL): every test using it runs on both."""
     services = services_for(data_dir)
     services.knowledge.debounce = 0  # every search rescans: the tests change files between calls
     return services
@@ -243,8 +244,7 @@ async def test_concurrent_first_searches_index_once(svc: Services, docs: Path) -
             group.start_soon(one)
     assert results == [2] * 5
     assert await svc.knowledge.document_count() == 3
-    chunks = await svc.db.read(lambda conn: conn.execute("SELECT count(*) FROM knowledge_fts").fetchone()[0])
-    assert chunks == 6  # indexed once, not once per caller
+    assert await svc.knowledge.chunk_count() == 6  # indexed once, not once per caller
     assert (await svc.knowledge.refresh()).files_indexed == 0
 
 

@@ -19,6 +19,7 @@ from pydantic import SecretStr
 from tests.support import MODES, answering, payload, server_for, services_for
 from toolsets.services import Services, memory_backend
 from toolsets.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression
+from toolsets.store.postgres.memories import PgMemories
 from toolsets.upstream.keys import UpstreamKeys
 from toolsets.upstream.supermemory import SupermemoryMemories, container_tag
 
@@ -80,6 +81,7 @@ async def test_annotations_are_truthful(mode: str) -> None:
     assert tools["save_memory"].input_schema["properties"]["content"]["maxLength"] == 4000
 
 
+@pytest.mark.usefixtures("store_backend")
 @pytest.mark.anyio
 @MODES
 async def test_saved_memory_comes_back_ranked_by_relevance(mode: str, tmp_path: Path) -> None:
@@ -101,6 +103,7 @@ async def test_saved_memory_comes_back_ranked_by_relevance(mode: str, tmp_path: 
     assert len(limited) == 1
 
 
+@pytest.mark.usefixtures("store_backend")
 @pytest.mark.anyio
 @MODES
 async def test_stemming_finds_other_word_forms(mode: str, tmp_path: Path) -> None:
@@ -110,6 +113,7 @@ async def test_stemming_finds_other_word_forms(mode: str, tmp_path: Path) -> Non
     assert contents(hits) == ["Weekly meetings with the design team are on Thursdays"]
 
 
+@pytest.mark.usefixtures("store_backend")
 @pytest.mark.anyio
 @MODES
 async def test_tags_are_kept_cleaned_and_searchable(mode: str, tmp_path: Path) -> None:
@@ -122,6 +126,7 @@ async def test_tags_are_kept_cleaned_and_searchable(mode: str, tmp_path: Path) -
     assert by_tag[0]["record"]["tags"] == ["family", "birthdays"]
 
 
+@pytest.mark.usefixtures("store_backend")
 @pytest.mark.anyio
 @MODES
 async def test_forget_runs_without_elicitation_under_auto_policy(mode: str, tmp_path: Path) -> None:
@@ -137,6 +142,7 @@ async def test_forget_runs_without_elicitation_under_auto_policy(mode: str, tmp_
     assert [hit["record"]["id"] for hit in hits] == [kept["id"]]
 
 
+@pytest.mark.usefixtures("store_backend")
 @pytest.mark.anyio
 @MODES
 async def test_declined_forget_leaves_the_memory(mode: str, tmp_path: Path) -> None:
@@ -153,6 +159,7 @@ async def test_declined_forget_leaves_the_memory(mode: str, tmp_path: Path) -> N
     assert [hit["record"]["id"] for hit in hits] == [saved["id"]]
 
 
+@pytest.mark.usefixtures("store_backend")
 @pytest.mark.anyio
 @MODES
 async def test_another_user_can_neither_find_nor_forget_alices_memories(mode: str, tmp_path: Path) -> None:
@@ -200,6 +207,7 @@ async def test_invalid_arguments_are_validation_errors_that_say_what_is_valid(mo
     assert len(longest["content"]) == 4000
 
 
+@pytest.mark.usefixtures("store_backend")
 @pytest.mark.anyio
 @MODES
 async def test_fts_syntax_in_queries_is_searched_as_plain_words(mode: str, tmp_path: Path) -> None:
@@ -437,11 +445,12 @@ def fts_integrity(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")  # raises when out of sync
 
 
+@pytest.mark.usefixtures("store_backend")
 @pytest.mark.anyio
 async def test_200_concurrent_saves_lose_nothing(tmp_path: Path) -> None:
     svc = services_for(tmp_path)
     store = svc.memories
-    assert isinstance(store, SqliteMemories)
+    assert isinstance(store, PgMemories if svc.shared_store else SqliteMemories)
     saved: list[MemoryRecord] = []
 
     async def writer(worker: int) -> None:
@@ -457,8 +466,9 @@ async def test_200_concurrent_saves_lose_nothing(tmp_path: Path) -> None:
     assert len(saved) == 200 and len({record.id for record in saved}) == 200
     assert sum([await store.count(f"user{u}") for u in range(4)]) == 200
     assert len(await store.search("user0", "pelicans", 50)) == 50
-    await svc.db.read(fts_integrity)
-    svc.close()
+    if not svc.shared_store:
+        await svc.db.read(fts_integrity)
+    await svc.aclose()
 
 
 @pytest.mark.anyio

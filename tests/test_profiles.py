@@ -19,11 +19,24 @@ TOOLSET_TOOLS: dict[str, set[str]] = {
     "interaction": {"confirm_interaction"},
     "permission": {"get_permission_status"},
     "guest": {"update_guest_availability", "get_event_details", "list_invited_events"},
+    "exposure": {"search_tools"},  # list_toolsets and load_toolset are published with --exposure progressive
 }
+
 PROFILE_TOOLSETS = {
-    "member": ["datetime", "user", "knowledge", "memory", "places", "relay", "event", "interaction", "permission"],
+    "member": [
+        "datetime",
+        "user",
+        "knowledge",
+        "memory",
+        "places",
+        "relay",
+        "event",
+        "interaction",
+        "permission",
+        "exposure",
+    ],
     "notification-safe": ["datetime", "knowledge", "interaction", "permission", "places", "memory"],
-    "guest": ["guest"],
+    "guest": ["guest", "exposure"],
 }
 
 
@@ -32,7 +45,7 @@ def expected(profile: str) -> set[str]:
 
 
 def test_notification_safe_never_has_event_user_or_relay_tools() -> None:
-    forbidden = TOOLSET_TOOLS["event"] | TOOLSET_TOOLS["user"] | TOOLSET_TOOLS["relay"]
+    forbidden = TOOLSET_TOOLS["event"] | TOOLSET_TOOLS["user"] | TOOLSET_TOOLS["relay"] | TOOLSET_TOOLS["exposure"]
     assert not expected("notification-safe") & forbidden
 
 

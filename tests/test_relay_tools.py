@@ -13,6 +13,8 @@ from mcp import Client
 from tests.people import directory
 from tests.support import MODES, error_of, server_for
 
+pytestmark = pytest.mark.usefixtures("store_backend")  # every test on SQLite, then on PostgreSQL
+
 WITH_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability())
 
 

@@ -15,8 +15,9 @@ from pydantic import ValidationError
 import toolsets.store
 from tests.people import PEOPLE, directory
 from toolsets.store.db import Database
-from toolsets.store.errors import InvitationMissing, StoreError
+from toolsets.store.errors import Conflict, InvitationMissing, StoreError
 from toolsets.store.events import EventChanges, EventStore, NewEvent
+from toolsets.store.inventory import count_rows
 
 SEOUL = dt.timezone(dt.timedelta(hours=9))
 FIELDS = NewEvent(
@@ -28,6 +29,7 @@ FIELDS = NewEvent(
 
 
 @pytest.mark.anyio
+@pytest.mark.usefixtures("store_backend")
 async def test_concurrent_writes_from_many_tasks_lose_nothing(tmp_path: Path) -> None:
     services = await directory(tmp_path)
     created: list[str] = []
@@ -46,10 +48,11 @@ async def test_concurrent_writes_from_many_tasks_lose_nothing(tmp_path: Path) ->
         for event_id in created[:50]:
             for _ in range(3):  # the same invitation raced three times: no duplicates
                 tg.start_soon(invite_many, event_id)
-    count = await services.db.read(lambda conn: conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
-    invitations = await services.db.read(lambda conn: conn.execute("SELECT COUNT(*) FROM invitations").fetchone()[0])
+    count = await count_rows(services.store, "events")
+    invitations = await count_rows(services.store, "invitations")
     assert len(set(created)) == 150 and count == 150
     assert invitations == 150 + 50 * 3
+    await services.aclose()
 
 
 @pytest.mark.anyio
@@ -75,13 +78,15 @@ async def test_a_failure_between_two_writes_leaves_no_half_state(tmp_path: Path)
 
 
 @pytest.mark.anyio
+@pytest.mark.usefixtures("store_backend")
 async def test_import_is_all_or_nothing(tmp_path: Path) -> None:
     services = await directory(tmp_path)
     clash = PEOPLE[1].model_copy(update={"id": "bob2"})  # same username as bob
     fresh = PEOPLE[2].model_copy(update={"id": "dave", "username": "dave"})
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(Conflict):
         await services.users.import_users([fresh, clash])
     assert await services.users.get("dave") is None
+    await services.aclose()
 
 
 @pytest.mark.anyio

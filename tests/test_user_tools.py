@@ -11,6 +11,8 @@ from tests.people import directory
 from tests.support import MODES, error_of, server_for
 from toolsets.contacts import parse_contact, parse_contact_or_none
 
+pytestmark = pytest.mark.usefixtures("store_backend")  # every test on SQLite, then on PostgreSQL
+
 
 @pytest.mark.anyio
 @MODES

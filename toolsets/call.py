@@ -8,8 +8,9 @@ Every wrapper's `call_tool` returns a `ToolResult`; exceptions (a tool's `ToolEr
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,9 +18,14 @@ from pydantic import BaseModel
 from toolsets.context import ToolContext
 from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolResult
 from toolsets.errors import CallCancelled, ErrorCode, InputRequired, ToolError
+from toolsets.store.errors import StoreUnavailable
 from toolsets.tool import Tool
 
 logger = logging.getLogger("truloop.dispatch")
+
+
+def new_call_id() -> str:
+    return "tc_" + os.urandom(8).hex()
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +35,7 @@ class ToolCall:
     tool: Tool
     arguments: BaseModel
     ctx: ToolContext[Any]
+    call_id: str = field(default_factory=new_call_id)  # one id per call: its audit lines and its trace span
 
 
 async def settle(tool_name: str, pending: Awaitable[ToolResult]) -> ToolResult:
@@ -42,6 +49,8 @@ async def settle(tool_name: str, pending: Awaitable[ToolResult]) -> ToolResult:
     except ToolError as exc:
         logger.info("tool %r refused: code=%s", tool_name, exc.code)
         return ToolErr(exc.code, exc.message, exc.retryable)
+    except StoreUnavailable as exc:
+        return ToolErr(ErrorCode.STORE_UNAVAILABLE, f"The tool {tool_name} could not run: {exc}.", True)
     except Exception as exc:
         logger.exception("tool %r raised an unexpected exception", tool_name)
         return ToolErr(

@@ -1,14 +1,20 @@
-"""`CombinedToolset`: several toolsets published as one; each call goes to the member that owns the tool."""
+"""`CombinedToolset`: several toolsets published as one; each call goes to the member that owns the tool.
+
+The tool map is cached until a member's `revision()` changes (plugins reloaded), so a member whose
+tools change at runtime is re-read, and a fixed composition costs one sum per lookup.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
 
 from toolsets.call import ToolCall
-from toolsets.envelope import ToolResult
+from toolsets.envelope import ToolErr, ToolResult
+from toolsets.errors import ErrorCode
 from toolsets.tool import Tool
 from toolsets.toolset import AbstractToolset
+
+Owners = dict[str, tuple[Tool, AbstractToolset]]
 
 
 class CombinedToolset(AbstractToolset):
@@ -17,23 +23,32 @@ class CombinedToolset(AbstractToolset):
     def __init__(self, name: str, *members: AbstractToolset) -> None:
         self.name = name
         self.members = members
+        self._cache: tuple[int, Owners, dict[str, Tool]] | None = None
 
-    @cached_property
-    def _owners(self) -> dict[str, tuple[Tool, AbstractToolset]]:
-        owners: dict[str, tuple[Tool, AbstractToolset]] = {}
-        for member in self.members:
-            for tool in member:
-                if tool.name in owners:
-                    raise ValueError(f"tool {tool.name!r} appears in more than one toolset of {self.name!r}")
-                owners[tool.name] = (tool, member)
-        return owners
+    def revision(self) -> int:
+        return sum(member.revision() for member in self.members)  # each only grows, so the sum changes with any
 
-    @cached_property
-    def _tools(self) -> dict[str, Tool]:
-        return {name: tool for name, (tool, _) in self._owners.items()}
+    def _composed(self) -> tuple[Owners, dict[str, Tool]]:
+        revision = self.revision()
+        if self._cache is None or self._cache[0] != revision:
+            owners: Owners = {}
+            for member in self.members:
+                for tool in member:
+                    if tool.name in owners:
+                        raise ValueError(f"tool {tool.name!r} appears in more than one toolset of {self.name!r}")
+                    owners[tool.name] = (tool, member)
+            self._cache = (revision, owners, {name: tool for name, (tool, _) in owners.items()})
+        return self._cache[1], self._cache[2]
 
     def tools(self) -> Mapping[str, Tool]:
-        return self._tools
+        return self._composed()[1]
 
     async def call_tool(self, call: ToolCall) -> ToolResult:
-        return await self._owners[call.tool.name][1].call_tool(call)
+        found = self._composed()[0].get(call.tool.name)
+        if found is not None:
+            return await found[1].call_tool(call)
+        # removed while the call was on its way (a deleted plugin): the toolset it came from still runs it
+        member = next((m for m in self.members if m.name == call.tool.toolset), None)
+        if member is None:
+            return ToolErr(ErrorCode.UNKNOWN_TOOL, f"The tool {call.tool.name} is no longer available.")
+        return await member.call_tool(call)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from toolsets.roles import Role
 
 if TYPE_CHECKING:
+    from toolsets.conversation import Conversation
+    from toolsets.gates.spec import GateSet
     from toolsets.tool import Tool
     from toolsets.toolset import AbstractToolset
 
@@ -127,6 +129,8 @@ class ToolContext(Generic[DepsT]):
     deferred: DeferredResolver | None = None
     report_progress: ProgressReporter = _no_progress
     composer: Composer | None = None
+    gates: GateSet | None = None  # the deployment's gates (toolsets/gates); None: no gates
+    conversation: Conversation | None = None  # what this conversation did so far (gates, exposure)
     # The user's MCP host shows each call of this context before it runs (false for a nested run).
     host_approves: bool = True
 

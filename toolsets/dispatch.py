@@ -16,8 +16,9 @@ from pydantic import BaseModel, ValidationError
 from toolsets.call import ToolCall, settle
 from toolsets.context import ToolContext
 from toolsets.envelope import ToolErr, ToolResult
-from toolsets.errors import ErrorCode
+from toolsets.errors import ErrorCode, ToolInputError
 from toolsets.problems import problems
+from toolsets.refusals import refused
 from toolsets.tool import Tool
 from toolsets.toolset import AbstractToolset
 
@@ -29,10 +30,11 @@ async def dispatch(toolset: AbstractToolset, name: str, raw_args: Any, ctx: Tool
     if tool is None:
         logger.warning("unknown tool %r requested by %s", name, ctx.caller.user_id)
         available = ", ".join(sorted(toolset.names())) or "none"
-        return ToolErr(ErrorCode.UNKNOWN_TOOL, f"Unknown tool '{name}'. Tools available to you: {available}.")
+        unknown = ToolErr(ErrorCode.UNKNOWN_TOOL, f"Unknown tool '{name}'. Tools available to you: {available}.")
+        return refused(name, raw_args, ctx, unknown)
     arguments = _validate(tool, raw_args)
     if isinstance(arguments, ToolErr):
-        return arguments
+        return refused(name, raw_args, ctx, arguments)
     return await settle(name, toolset.call_tool(ToolCall(tool, arguments, ctx)))
 
 
@@ -45,7 +47,10 @@ def _validate(tool: Tool, raw_args: Any) -> BaseModel | ToolErr:
     if ignored:
         logger.info("tool %r: ignored unknown argument keys %s", tool.name, ignored)
     try:
-        return tool.args_model.model_validate(raw_args)
+        return tool.parse_arguments(raw_args)
+    except ToolInputError as exc:
+        logger.info("tool %r rejected arguments: %s", tool.name, exc.message)
+        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: {exc.message}.")
     except ValidationError as exc:
         found = problems(exc)
         logger.info("tool %r rejected arguments: %s", tool.name, [field for field, _ in found])

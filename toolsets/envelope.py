@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,3 +47,14 @@ class ToolInputRequired:
 
 
 ToolResult = ToolOk | ToolErr | ToolCancelled | ToolInputRequired
+
+
+def text_and_structured(outcome: ToolOk | ToolErr | ToolCancelled) -> tuple[str, dict[str, Any]]:
+    """What the model reads (as an MCP client's model reads it) and the machine-readable form."""
+    if isinstance(outcome, ToolOk):
+        data = outcome.data.model_dump(mode="json")
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")), data
+    if isinstance(outcome, ToolErr):
+        text = outcome.reason + (" This may succeed if retried shortly." if outcome.retryable else "")
+        return text, outcome.structured()
+    return f"Cancelled: {outcome.reason}", outcome.structured()

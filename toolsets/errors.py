@@ -26,6 +26,8 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "forbidden"
     NOT_CONFIGURED = "not_configured"
     RATE_LIMITED = "rate_limited"
+    STORE_UNAVAILABLE = "store_unavailable"
+    PRECONDITION = "precondition"
     # deferred tools and the device bridge
     NO_ROUTE = "no_route"
     BRIDGE_UNAVAILABLE = "bridge_unavailable"
@@ -86,13 +88,27 @@ _ABOUT: dict[ErrorCode, _About] = {
     ErrorCode.RATE_LIMITED: _About(
         True, "This server's own per-caller limit was reached (relay messages); the text says how long to wait."
     ),
+    ErrorCode.PRECONDITION: _About(
+        True,
+        "A gate (`--gates`) or progressive exposure: the tool did not run; the text names what to call first "
+        "(and with which argument value), after which the same call succeeds.",
+    ),
+    ErrorCode.STORE_UNAVAILABLE: _About(
+        True,
+        "The shared database (PostgreSQL) cannot be reached right now (down or restarting); nothing was "
+        "changed, retry in a moment.",
+    ),
     ErrorCode.NO_ROUTE: _About(
         False, "A deferred tool cannot reach the user's device in this session; the text says which route to add."
     ),
     ErrorCode.BRIDGE_UNAVAILABLE: _About(
         True, "The store of pending device calls (Redis) is unreachable, or lost the call."
     ),
-    ErrorCode.TIMEOUT: _About(True, "The device did not answer within `--deferred-timeout`; the call was withdrawn."),
+    ErrorCode.TIMEOUT: _About(
+        True,
+        "The device did not answer within `--deferred-timeout`; the call was withdrawn; or a plugin "
+        "ran past its `timeout_s` (then `retryable: false`: the same call would likely time out again).",
+    ),
     ErrorCode.DEVICE_ERROR: _About(False, "The device could not run the call, or answered with a malformed result."),
     ErrorCode.PERMISSION_DENIED: _About(False, "The user denied the request on the device (or declined the form)."),
     ErrorCode.PERMISSION_REQUIRED: _About(

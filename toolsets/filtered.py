@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import cached_property
 
 from toolsets.tool import Tool
 from toolsets.toolset import AbstractToolset
@@ -14,10 +13,10 @@ class FilteredToolset(WrapperToolset):
     def __init__(self, wrapped: AbstractToolset, keep: Callable[[Tool], bool], *, name: str | None = None) -> None:
         super().__init__(wrapped, name=name or f"{wrapped.name}[filtered]")
         self.keep = keep
-
-    @cached_property
-    def _kept(self) -> dict[str, Tool]:
-        return {tool.name: tool for tool in self.wrapped if self.keep(tool)}
+        self._kept: tuple[int, dict[str, Tool]] | None = None
 
     def tools(self) -> Mapping[str, Tool]:
-        return self._kept
+        revision = self.wrapped.revision()  # re-filtered only when the wrapped tools changed
+        if self._kept is None or self._kept[0] != revision:
+            self._kept = (revision, {tool.name: tool for tool in self.wrapped if self.keep(tool)})
+        return self._kept[1]

@@ -12,17 +12,21 @@ from functools import cache
 from typing import Literal, get_args
 
 from toolsets.approval import ApprovalRequiredToolset
+from toolsets.audit.middleware import audit
 from toolsets.combined import CombinedToolset
 from toolsets.deferred import DeviceTools
 from toolsets.filtered import FilteredToolset
+from toolsets.gates import enforce_gates
 from toolsets.middleware import Middleware, MiddlewareToolset
 from toolsets.toolset import AbstractToolset
+from toolsets.tracing import trace_call
 
 ProfileName = Literal["member", "notification-safe", "guest"]
 PROFILE_NAMES: tuple[ProfileName, ...] = get_args(ProfileName)
 
 # Argument middleware, outermost first (see toolsets/middleware.py for the ordering rules).
-MIDDLEWARE: tuple[Middleware, ...] = ()
+# The audit log is first, so it sees every outcome (a no-op when the deployment gives no `Services.audit`).
+MIDDLEWARE: tuple[Middleware, ...] = (audit, trace_call, enforce_gates)
 
 
 def with_policy(toolset: AbstractToolset) -> AbstractToolset:
@@ -33,12 +37,15 @@ def with_policy(toolset: AbstractToolset) -> AbstractToolset:
 def profiles() -> Mapping[str, AbstractToolset]:
     from toolsets.datetime_tools import datetime_toolset
     from toolsets.event_tools import event_toolset
+    from toolsets.exposure_tools import exposure_toolset
     from toolsets.guest_tools import guest_toolset
     from toolsets.interaction_tools import interaction_toolset
     from toolsets.knowledge_tools import knowledge_toolset
     from toolsets.memory_tools import memory_toolset
     from toolsets.permission_tools import permission_toolset
     from toolsets.places_tools import places_toolset
+    from toolsets.plugins.deployment import plugin_toolset, workspace_slot
+    from toolsets.plugins.tool import offered_to
     from toolsets.relay_tools import relay_toolset
     from toolsets.user_tools import user_toolset
 
@@ -54,6 +61,9 @@ def profiles() -> Mapping[str, AbstractToolset]:
             event_toolset,
             interaction_toolset,
             permission_toolset,
+            exposure_toolset,
+            workspace_slot,  # the deployment's --workspace, where it is published (server/extensions.py)
+            plugin_toolset("member"),  # the --tools-dir plugins that ask for member (re-read on reload)
         )
     )
     # An allow-list: agents composing notifications must not create events, look users up or send
@@ -66,11 +76,19 @@ def profiles() -> Mapping[str, AbstractToolset]:
         places_toolset.name,
         memory_toolset.name,
     }
-    notification_safe = FilteredToolset(member, lambda tool: tool.toolset in safe, name="notification-safe")
-    guest = with_policy(CombinedToolset("guest", guest_toolset))
+    notification_safe = FilteredToolset(
+        member, lambda tool: tool.toolset in safe or offered_to(tool, "notification-safe"), name="notification-safe"
+    )
+    guest = with_policy(CombinedToolset("guest", guest_toolset, exposure_toolset, plugin_toolset("guest")))
     composed = {"member": member, "notification-safe": notification_safe, "guest": guest}
     DeviceTools(composed.values())  # a deferred tool whose declaration does not fit stops the server here
     return composed
+
+
+@cache
+def tool_arguments() -> Mapping[str, frozenset[str]]:
+    """Every tool of every profile, with its argument names (gates are checked against them)."""
+    return {tool.name: frozenset(tool.args_model.model_fields) for toolset in profiles().values() for tool in toolset}
 
 
 @cache

@@ -1,8 +1,9 @@
-"""What a deployment provides to the tools: the embedded store, upstream clients, and ports.
+"""What a deployment provides to the tools: the store, upstream clients, and ports.
 
 Everything is created on first use, so a stdio session that only asks for the date opens
 no database and imports no HTTP client. This is also where the deployment's choices are made
-(Supermemory or the embedded memory store), so neither the store nor the clients make them.
+(the embedded SQLite store or the shared PostgreSQL one with `database_url`; Supermemory or the
+store's memories), so neither the store nor the clients make them.
 """
 
 from __future__ import annotations
@@ -13,16 +14,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic import SecretStr
+
 from toolsets.store.db import Database
 from toolsets.upstream.keys import UpstreamKeys
 
 if TYPE_CHECKING:
     import httpx
 
+    from toolsets.audit.writer import AuditSink
     from toolsets.store.events import EventStore
     from toolsets.store.inbox import Inbox
     from toolsets.store.knowledge import KnowledgeIndex
     from toolsets.store.memories import MemoryBackend
+    from toolsets.store.postgres.database import PgDatabase
     from toolsets.store.users import UserStore
     from toolsets.upstream.google_places import PlacesClient
     from toolsets.upstream.retry_policy import Sleep
@@ -42,25 +47,57 @@ class Services:
     http_transport: httpx.AsyncBaseTransport | None = None  # None: the network; tests pass httpx.MockTransport
     retry_sleep: Sleep | None = None  # the upstream clients' backoff wait (None: anyio.sleep); tests skip it
     delivery: DeliveryPort | None = None
+    audit: AuditSink | None = None  # the audit log's writer (toolsets/audit); None: no audit lines
+    database_url: SecretStr | None = field(default=None, repr=False)  # postgresql://...: the shared store
+
+    @property
+    def shared_store(self) -> bool:
+        """True when the domain stores live in the shared PostgreSQL database rather than SQLite."""
+        return self.database_url is not None
 
     @cached_property
     def db(self) -> Database:
         return Database(self.data_dir / "truloop.sqlite3")
 
     @cached_property
+    def pg(self) -> PgDatabase:
+        from toolsets.store.postgres.database import PgDatabase
+
+        if self.database_url is None:
+            raise RuntimeError("no database_url: this deployment uses the embedded SQLite store")
+        return PgDatabase(self.database_url.get_secret_value())
+
+    @property
+    def store(self) -> Database | PgDatabase:
+        """The database the domain stores use: the shared PostgreSQL one, or the embedded SQLite file."""
+        return self.pg if self.shared_store else self.db
+
+    @cached_property
     def users(self) -> UserStore:
+        if self.shared_store:
+            from toolsets.store.postgres.users import PgUserStore
+
+            return PgUserStore(self.pg)
         from toolsets.store.users import UserStore
 
         return UserStore(self.db)
 
     @cached_property
     def events(self) -> EventStore:
+        if self.shared_store:
+            from toolsets.store.postgres.events import PgEventStore
+
+            return PgEventStore(self.pg)
         from toolsets.store.events import EventStore
 
         return EventStore(self.db)
 
     @cached_property
     def inbox(self) -> Inbox:
+        if self.shared_store:
+            from toolsets.store.postgres.inbox import PgInbox
+
+            return PgInbox(self.pg)
         from toolsets.store.inbox import Inbox
 
         return Inbox(self.db)
@@ -73,6 +110,10 @@ class Services:
     def knowledge(self) -> KnowledgeIndex:
         from toolsets.store.knowledge import KnowledgeIndex
 
+        if self.shared_store:
+            from toolsets.store.postgres.knowledge import PgKnowledgeTables
+
+            return KnowledgeIndex(PgKnowledgeTables(self.pg), self.docs_dir)
         return KnowledgeIndex(self.db, self.docs_dir)
 
     @cached_property
@@ -81,9 +122,22 @@ class Services:
 
         return PlacesClient(self.keys.google_maps, transport=self.http_transport, sleep=self.retry_sleep)
 
+    async def ping_store(self) -> None:
+        """Raises when the store cannot answer (for readiness checks)."""
+        if self.shared_store:
+            await self.pg.ping()
+        else:
+            await self.db.read(lambda conn: conn.execute("SELECT 1").fetchone())
+
     def close(self) -> None:
         if "db" in self.__dict__:
             self.db.close()
+
+    async def aclose(self) -> None:
+        """`close()`, and the shared database's connection pool (which lives in an event loop)."""
+        self.close()
+        if "pg" in self.__dict__:
+            await self.pg.close()
 
 
 def memory_backend(services: Services) -> MemoryBackend:
@@ -93,6 +147,10 @@ def memory_backend(services: Services) -> MemoryBackend:
         from toolsets.upstream.supermemory import SupermemoryMemories
 
         return SupermemoryMemories(key, transport=services.http_transport, sleep=services.retry_sleep)
+    if services.shared_store:
+        from toolsets.store.postgres.memories import PgMemories
+
+        return PgMemories(services.pg)
     from toolsets.store.memories import SqliteMemories
 
     return SqliteMemories(services.db)

@@ -97,6 +97,11 @@ class Tool:
         known = self.args_model.model_fields
         return sorted(key for key in raw if key not in known)
 
+    def parse_arguments(self, raw: Mapping[str, Any]) -> BaseModel:
+        """The validated arguments; raises pydantic's ValidationError, or ToolInputError saying what is wrong
+        (a tool whose schema is not a pydantic model, such as a plugin's JSON Schema, validates its own way)."""
+        return self.args_model.model_validate(raw)
+
     async def run(self, ctx: ToolContext[Any], arguments: BaseModel) -> BaseModel:
         """Call the function itself (no policy, no deferral): the innermost step of a call."""
         kwargs = {name: getattr(arguments, name) for name in type(arguments).model_fields}

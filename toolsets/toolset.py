@@ -29,6 +29,10 @@ class AbstractToolset:
     async def call_tool(self, call: ToolCall) -> ToolResult:
         raise NotImplementedError
 
+    def revision(self) -> int:
+        """Grows whenever `tools()` may have changed (plugins reloaded); 0 forever for a fixed toolset."""
+        return 0
+
     def get(self, tool_name: str) -> Tool | None:
         return self.tools().get(tool_name)
 

@@ -20,5 +20,8 @@ class WrapperToolset(AbstractToolset):
     def tools(self) -> Mapping[str, Tool]:
         return self.wrapped.tools()
 
+    def revision(self) -> int:
+        return self.wrapped.revision()
+
     async def call_tool(self, call: ToolCall) -> ToolResult:
         return await self.wrapped.call_tool(call)

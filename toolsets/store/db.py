@@ -69,6 +69,10 @@ class Database:
         """Run `fn` in one transaction: all of its statements commit together, or none do."""
         return await anyio.to_thread.run_sync(self._locked, fn, True)
 
+    def read_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """For command-line tools that run outside an event loop."""
+        return self._locked(fn, False)
+
     def write_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """For command-line tools that run outside an event loop."""
         return self._locked(fn, True)

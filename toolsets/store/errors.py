@@ -10,6 +10,15 @@ class StoreError(Exception):
     """The embedded store could not complete an operation."""
 
 
+class StoreUnavailable(StoreError):  # noqa: N818 - a state of the server database, retryable
+    """The server database could not be reached (down, restarting, out of connections); nothing was
+    written by the operation that raised it, and the same call may succeed in a moment."""
+
+
+class Conflict(StoreError):  # noqa: N818 - a state: a unique key (a username) is held by another row
+    """A write would break a uniqueness rule (a username taken by another id); nothing was written."""
+
+
 class SchemaTooNew(StoreError):  # noqa: N818 - a state of the database file
     """The database was written by a newer program; it is refused rather than damaged."""
 

@@ -18,6 +18,7 @@ from toolsets.clock import now_iso
 from toolsets.contacts import DEFAULT_COUNTRY_CODE, normalize_email, normalize_phone, parse_contact_or_none
 from toolsets.roles import Role
 from toolsets.store.db import Database
+from toolsets.store.errors import Conflict
 from toolsets.text import analyzer, canonical_key, match_expression, strip_invisible
 from toolsets.text.romanize import name_spellings
 
@@ -193,15 +194,21 @@ class UserStore:
         return apply
 
     async def import_users(self, users: Iterable[UserRecord]) -> int:
-        """Insert or replace users (all of them, or none if one conflicts)."""
+        """Insert or replace users (all of them, or none if one conflicts: `Conflict`)."""
         await self._ready()
-        return await self.db.write(self._importer(users))
+        try:
+            return await self.db.write(self._importer(users))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"{exc} (a username is already taken by another id?)") from None
 
     def import_users_sync(self, users: Iterable[UserRecord]) -> int:
         """The same, for the command line (no event loop)."""
         self.db.ensure_schema_sync("users", MIGRATIONS)
         self.db.write_sync(_reindex_names)
-        return self.db.write_sync(self._importer(users))
+        try:
+            return self.db.write_sync(self._importer(users))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"{exc} (a username is already taken by another id?)") from None
 
     async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
         """Enter a token's user on first authenticated use (`sub`, `preferred_username`, `name`, ...)."""
@@ -304,11 +311,14 @@ class UserStore:
             return [by_id]
         if "@" in text[1:]:
             return await self.find_by_contact(text)
-        username = text.lstrip("@")
-        found = await self.db.read(lambda conn: _load(conn, "username = ?", (username,)))
+        found = await self._by_username(text.lstrip("@"))
         if found:
-            return list(found.values())
+            return found
         return await self.find_by_contact(text)  # a phone number; [] for anything else
+
+    async def _by_username(self, username: str) -> list[UserRecord]:
+        """The user with this username, compared without case."""
+        return list((await self.db.read(lambda conn: _load(conn, "username = ?", (username,)))).values())
 
 
 def _reindex_names(conn: sqlite3.Connection) -> int:

@@ -9,22 +9,22 @@ progress reported like indexing.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from toolsets.store.db import Database
-from toolsets.store.knowledge import tables
+from toolsets.store.errors import DocsFolderMissing
 from toolsets.store.knowledge.files import resolve_root, scan
-from toolsets.store.knowledge.prepare import chunk_terms, prepare_batch
-from toolsets.store.knowledge.schema import MIGRATIONS
-from toolsets.text import Analyzer, analyzer, match_expression
+from toolsets.store.knowledge.prepare import Prepared, chunk_terms, prepare_batch
+from toolsets.store.knowledge.tables import SqliteKnowledgeTables
+from toolsets.text import Analyzer, analyzer
 from toolsets.text.snippet import snippet
 
 logger = logging.getLogger("truloop.knowledge")
@@ -45,6 +45,26 @@ class KnowledgeHit(BaseModel):
     score: float = Field(description="BM25 relevance; higher is more relevant (comparable within one search only)")
 
 
+class KnowledgeTables(Protocol):
+    """Where the index lives: the embedded store's tables, or the shared database's (`shared`: other
+    replicas read and write the same index)."""
+
+    shared: bool
+
+    async def ensure_schema(self) -> None: ...
+    async def best_chunks(self, terms: list[str], limit: int) -> list[dict[str, Any]]: ...
+    async def document_count(self) -> int: ...
+    async def chunk_count(self) -> int: ...
+    async def stored_state(self, root: str) -> dict[str, tuple[int, int, str]] | None: ...
+    async def reset(self, root: str) -> None: ...
+    async def delete_files(self, paths: list[str]) -> None: ...
+    async def store_batch(self, prepared: list[Prepared], vanished: list[str], version: str) -> None: ...
+    async def stale_chunks(self, version: str) -> int | None: ...
+    async def stale_chunk_texts(self, version: str, limit: int) -> list[tuple[int, str, str, str]]: ...
+    async def store_terms(self, terms: list[tuple[int, str, str, str]], version: str) -> None: ...
+    async def set_meta(self, key: str, value: str) -> None: ...
+
+
 @dataclass
 class IndexStats:
     files_seen: int = 0
@@ -59,9 +79,14 @@ class IndexStats:
 
 class KnowledgeIndex:
     def __init__(
-        self, db: Database, docs_dir: Path, *, debounce: float = DEBOUNCE_SECONDS, text: Analyzer | None = None
+        self,
+        db: Database | KnowledgeTables,
+        docs_dir: Path,
+        *,
+        debounce: float = DEBOUNCE_SECONDS,
+        text: Analyzer | None = None,
     ) -> None:
-        self.db = db
+        self.tables: KnowledgeTables = SqliteKnowledgeTables(db) if isinstance(db, Database) else db
         self.docs_dir = Path(docs_dir)
         self.debounce = debounce
         self.analyzer = text or analyzer()
@@ -70,32 +95,36 @@ class KnowledgeIndex:
 
     async def search(self, query: str, limit: int = 5, *, progress: Progress | None = None) -> list[KnowledgeHit]:
         """The best chunks for `query`, after bringing the index up to date (debounced); [] when the query
-        has no term to search for."""
+        has no term to search for. On a shared index, a replica without the docs folder serves what
+        the replicas that have it indexed."""
         terms = self.analyzer.query_terms(query)
-        match = match_expression(terms)
-        if match is None:
+        if not terms:
             return []
-        await self.ensure_fresh(progress)
-        text = self.analyzer
-
-        def run(conn: sqlite3.Connection) -> list[KnowledgeHit]:
-            return [
-                KnowledgeHit(
-                    title=row["title"],
-                    heading=row["heading"],
-                    snippet=snippet(row["body"], terms, text),
-                    source=row["path"],
-                    page_id=row["page_id"],
-                    score=-row["rank"],
-                )
-                for row in tables.best_chunks(conn, match, limit)
-            ]
-
-        return await self.db.read(run)
+        try:
+            await self.ensure_fresh(progress)
+        except DocsFolderMissing:
+            if not (self.tables.shared and await self.document_count()):
+                raise
+        return [
+            KnowledgeHit(
+                title=row["title"],
+                heading=row["heading"],
+                snippet=snippet(row["body"], terms, self.analyzer),
+                source=row["path"],
+                page_id=row["page_id"],
+                score=float(row["score"]),
+            )
+            for row in await self.tables.best_chunks(terms, limit)
+        ]
 
     async def document_count(self) -> int:
-        await self.db.ensure_schema("knowledge", MIGRATIONS)
-        return await self.db.read(tables.document_count)
+        await self.tables.ensure_schema()
+        return await self.tables.document_count()
+
+    async def chunk_count(self) -> int:
+        """How many chunks are indexed."""
+        await self.tables.ensure_schema()
+        return await self.tables.chunk_count()
 
     async def ensure_fresh(self, progress: Progress | None = None) -> IndexStats | None:
         """Refresh unless the folder was scanned less than `debounce` seconds ago."""
@@ -121,12 +150,12 @@ class KnowledgeIndex:
 
     async def _refresh(self, progress: Progress | None) -> IndexStats:
         started = time.monotonic()
-        await self.db.ensure_schema("knowledge", MIGRATIONS)
+        await self.tables.ensure_schema()
         root = await anyio.to_thread.run_sync(resolve_root, self.docs_dir)
         scanned = await anyio.to_thread.run_sync(scan, root)
-        stored = await self.db.read(lambda conn: tables.stored_state(conn, str(root)))
+        stored = await self.tables.stored_state(str(root))
         if stored is None:  # first scan, or the index was built over another folder
-            await self.db.write(lambda conn: tables.reset(conn, str(root)))
+            await self.tables.reset(str(root))
             stored = {}
 
         stats = IndexStats(files_seen=len(scanned))
@@ -135,7 +164,7 @@ class KnowledgeIndex:
         candidates = [path for path, stat in scanned.items() if path not in stored or stored[path][:2] != stat]
         stats.files_unchanged = len(scanned) - len(candidates)
         if removed:
-            await self.db.write(lambda conn: tables.delete_files(conn, removed))
+            await self.tables.delete_files(removed)
             stats.files_removed = len(removed)
 
         total = len(candidates)
@@ -145,9 +174,7 @@ class KnowledgeIndex:
             batch = candidates[start : start + BATCH_FILES]
             known = {path: stored[path][2] for path in batch if path in stored}
             prepared, vanished = await anyio.to_thread.run_sync(prepare_batch, root, batch, known, self.analyzer)
-            await self.db.write(
-                lambda conn, p=prepared, v=vanished, version=self.analyzer.id: tables.store_batch(conn, p, v, version)
-            )
+            await self.tables.store_batch(prepared, vanished, self.analyzer.id)
             for item in prepared:
                 if item.content_changed:
                     stats.files_indexed += 1
@@ -167,17 +194,17 @@ class KnowledgeIndex:
     async def _reanalyze(self, progress: Progress | None) -> int:
         """Give stored chunks analyzed by another analyzer version the current terms, in batches."""
         version = self.analyzer.id
-        stale = await self.db.read(lambda conn: tables.stale_chunks(conn, version))
+        stale = await self.tables.stale_chunks(version)
         if stale is None:
             return 0
         if not stale:
-            await self.db.write(lambda conn: tables.set_meta(conn, "analyzer", version))
+            await self.tables.set_meta("analyzer", version)
             return 0
         logger.info("knowledge index: re-analyzing %d section(s) for analyzer %s", stale, version)
         await _report(progress, 0, stale, f"Updating the search index of {stale} section(s) for a new text analyzer")
         done = 0
         while True:
-            rows = await self.db.read(lambda conn: tables.stale_chunk_texts(conn, version, BATCH_CHUNKS))
+            rows = await self.tables.stale_chunk_texts(version, BATCH_CHUNKS)
             if not rows:
                 break
             terms = await anyio.to_thread.run_sync(
@@ -185,10 +212,10 @@ class KnowledgeIndex:
                     (row[0], *chunk_terms(text, row[1], row[2], row[3])) for row in rows
                 ]
             )
-            await self.db.write(lambda conn, terms=terms: tables.store_terms(conn, terms, version))
+            await self.tables.store_terms(terms, version)
             done += len(rows)
             await _report(progress, min(done, stale), stale, f"Updated {min(done, stale)} of {stale} section(s)")
-        await self.db.write(lambda conn: tables.set_meta(conn, "analyzer", version))
+        await self.tables.set_meta("analyzer", version)
         return done
 
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
+from toolsets.store.db import Database
 from toolsets.store.knowledge.prepare import Prepared
+from toolsets.store.knowledge.schema import MIGRATIONS
+from toolsets.text import match_expression
 
 # bm25() weights per FTS column: a hit in the page title or heading path outranks one in the body.
 RANK = "bm25(4.0, 2.0, 1.0)"
@@ -120,3 +124,55 @@ def store_batch(conn: sqlite3.Connection, prepared: list[Prepared], vanished: li
                 "INSERT INTO knowledge_fts(rowid, title, heading, body) VALUES(?, ?, ?, ?)",
                 (cursor.lastrowid, title, heading, body),
             )
+
+
+class SqliteKnowledgeTables:
+    """The index's tables in the embedded store, as the async operations `KnowledgeIndex` runs (the
+    PostgreSQL twin is `toolsets.store.postgres.knowledge.PgKnowledgeTables`)."""
+
+    shared = False  # the index belongs to this process's docs folder alone
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def ensure_schema(self) -> None:
+        await self.db.ensure_schema("knowledge", MIGRATIONS)
+
+    async def best_chunks(self, terms: list[str], limit: int) -> list[dict[str, Any]]:
+        """The `limit` best chunks for any of `terms`: title, heading, body, path, page_id, score (higher is better)."""
+        match = match_expression(terms)
+        if match is None:
+            return []
+        rows = await self.db.read(lambda conn: best_chunks(conn, match, limit))
+        return [{**dict(row), "score": -row["rank"]} for row in rows]
+
+    async def document_count(self) -> int:
+        return await self.db.read(document_count)
+
+    async def chunk_count(self) -> int:
+        return await self.db.read(lambda conn: int(conn.execute("SELECT count(*) FROM knowledge_fts").fetchone()[0]))
+
+    async def stored_state(self, root: str) -> dict[str, tuple[int, int, str]] | None:
+        return await self.db.read(lambda conn: stored_state(conn, root))
+
+    async def reset(self, root: str) -> None:
+        await self.db.write(lambda conn: reset(conn, root))
+
+    async def delete_files(self, paths: list[str]) -> None:
+        await self.db.write(lambda conn: delete_files(conn, paths))
+
+    async def store_batch(self, prepared: list[Prepared], vanished: list[str], version: str) -> None:
+        await self.db.write(lambda conn: store_batch(conn, prepared, vanished, version))
+
+    async def stale_chunks(self, version: str) -> int | None:
+        return await self.db.read(lambda conn: stale_chunks(conn, version))
+
+    async def stale_chunk_texts(self, version: str, limit: int) -> list[tuple[int, str, str, str]]:
+        rows = await self.db.read(lambda conn: stale_chunk_texts(conn, version, limit))
+        return [(row[0], row[1], row[2], row[3]) for row in rows]
+
+    async def store_terms(self, terms: list[tuple[int, str, str, str]], version: str) -> None:
+        await self.db.write(lambda conn: store_terms(conn, terms, version))
+
+    async def set_meta(self, key: str, value: str) -> None:
+        await self.db.write(lambda conn: set_meta(conn, key, value))

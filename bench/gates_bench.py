@@ -1,0 +1,119 @@
+"""Gate middleware overhead over stdio: `get_day_of_week` with no gates vs with 50 gates declared.
+
+The 50 gates are a worst case for the called tool: every one lists `get_day_of_week` among the tools
+it waits for (so each of its calls is remembered, values included), none guards it. Two servers run
+side by side over pipes; calls alternate between them; p50/p99 per server.
+
+    python bench/gates_bench.py [--calls 2000] [--warmup 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT))
+
+
+def fifty_gates() -> str:
+    from toolsets.profiles import tool_arguments
+
+    fixed = {"get_day_of_week", "get_current_datetime", "list_toolsets", "load_toolset", "search_tools"}
+    tools = sorted(name for name in tool_arguments() if name not in fixed)
+    args = tool_arguments()
+    lines = ["builtin = false"]
+    count = 0
+    while count < 50:
+        for tool in tools:
+            if count == 50:
+                break
+            argument = sorted(args[tool])[0] if args[tool] and count % 2 else None
+            after = '["get_day_of_week", "get_current_datetime"]'
+            if argument:
+                lines.append(
+                    f'[[gate]]\nkind = "same_value"\ntool = "{tool}"\nargument = "{argument}"\nafter = {after}'
+                )
+            else:
+                lines.append(f'[[gate]]\nkind = "requires"\ntool = "{tool}"\nafter = {after}')
+            count += 1
+    return "\n\n".join(lines) + "\n"
+
+
+class Server:
+    def __init__(self, gates: Path, data: Path) -> None:
+        exe = Path(sys.executable).parent / "truloop-mcp"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "REDIS_URL"}
+        self.proc = subprocess.Popen(
+            [str(exe), "--gates", str(gates), "--data-dir", str(data), "--user", "bench", "--timezone", "UTC"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "1"}})  # fmt: skip
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, object]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            reply = json.loads(self.proc.stdout.readline())
+            if reply.get("id") == self.next_id:
+                return reply
+
+    def call(self) -> float:
+        started = time.perf_counter()
+        reply = self.request("tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
+        elapsed = time.perf_counter() - started
+        assert not reply["result"].get("isError"), reply  # type: ignore[union-attr]
+        return elapsed
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=200)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="truloop-gates-bench-") as scratch:
+        root = Path(scratch)
+        none = root / "none.toml"
+        none.write_text("builtin = false\n", encoding="utf-8")
+        fifty = root / "fifty.toml"
+        fifty.write_text(fifty_gates(), encoding="utf-8")
+        servers = {"no gates": Server(none, root / "a"), "50 gates": Server(fifty, root / "b")}
+        samples: dict[str, list[float]] = {name: [] for name in servers}
+        for round_no in range(options.warmup + options.calls):
+            for name, server in servers.items():
+                elapsed = server.call()
+                if round_no >= options.warmup:
+                    samples[name].append(elapsed)
+        for server in servers.values():
+            server.close()
+    print(f"# {options.calls} sequential get_day_of_week calls per server over stdio, interleaved")
+    base = statistics.median(samples["no gates"])
+    for name, values in samples.items():
+        values.sort()
+        p50, p99 = statistics.median(values), values[int(len(values) * 0.99) - 1]
+        print(f"{name:10s} p50 {p50 * 1000:.3f} ms  p99 {p99 * 1000:.3f} ms  p50 vs no gates {p50 / base:.3f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""`truloop-mcp call`: tool calls in, replies out, one JSON document a line (stdin -> stdout).
+
+Each line is a call, a list of calls or an assistant message, in any shape `toolsets.interop` knows
+(LangChain/LangGraph, OpenAI Chat Completions, OpenAI Responses, Anthropic Messages); its reply line has
+the same framing and shape. A blank line is passed over; a line that is not JSON (or longer than
+`--max-line-bytes`) gets an error line `{"error": {"code", "message", "line"}}` and the stream goes on.
+Exit 0 at end of input.
+
+Confirmation: a pipe has nobody to ask, so `--confirm auto` runs destructive tools (the program that
+wrote the calls is the host that approved them) and `--confirm strict` cancels them. Deferred tools reach
+the user's device only with `--redis-url` (shared with the `truloop-mcp --transport http` the device is
+connected to); otherwise they reply `no_route`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+from server.cli import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+
+if TYPE_CHECKING:
+    from server.settings import Settings
+    from toolsets.interop.runner import InteropRunner
+
+CALL_SETTINGS = (
+    "profile",
+    "user",
+    "timezone",
+    "data_dir",
+    "docs_dir",
+    "confirm",
+    "redis_url",
+    "deferred_timeout",
+    "max_line_bytes",
+    "audit_log",
+    "log_level",
+)
+
+PIPE_NO_ROUTE = (
+    "a pipe (`truloop-mcp call`) cannot ask the user, and reaches the device only through the Redis of a "
+    "`truloop-mcp --transport http` the device is connected to: run it with --redis-url set to that Redis, "
+    "or call the tool through an MCP host or the LangGraph adapter."
+)
+CHUNK = 256 * 1024
+QUEUED_CHUNKS = 8  # chunks read ahead of the calls; past them, reading waits
+
+
+EXAMPLE = """\
+example:
+  echo '{"type":"tool_call","name":"get_day_of_week","args":{"date":"2026-03-10"}}' | truloop-mcp call
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog=f"{PROG} call",
+        description="Answer tool calls read from stdin, one JSON document a line (a call, a list of calls or an\n"
+        "assistant message: LangChain, OpenAI Chat Completions, OpenAI Responses or Anthropic\n"
+        "shapes); each reply line has the same shape.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_setting_flags(parser, only=CALL_SETTINGS)
+    return parser
+
+
+def run(argv: Sequence[str]) -> None:
+    """`argv` without the leading `call`."""
+    settings = settings_or_exit(vars(_parser().parse_args(argv)))
+    configure_logging(settings.log_level)
+    try:
+        asyncio.run(serve_pipe(settings, sys.stdin.fileno(), sys.stdout.buffer))
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except BrokenPipeError:  # the reader went away (`... | head`): nothing more to say
+        with contextlib.suppress(OSError):  # so the interpreter's last flush of stdout does not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0) from None
+
+
+async def serve_pipe(settings: Settings, source_fd: int, sink: IO[bytes]) -> None:
+    async with _runner(settings) as runner:
+        number = 0
+        async for line, more_ready in _lines(source_fd, settings.max_line_bytes):
+            number += 1
+            if line is not None and not line.strip():
+                continue
+            answer = await answer_line(runner, line, number, settings.max_line_bytes)
+            sink.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+            if not more_ready:  # flush when no line waits: replies go out in batches, yet none is held back
+                sink.flush()
+        sink.flush()
+
+
+async def answer_line(runner: InteropRunner, line: bytes | None, number: int, limit: int) -> Any:
+    from toolsets import safe_json
+
+    if line is None:
+        return _error("line_too_long", f"line {number} is longer than --max-line-bytes ({limit} bytes)", number)
+    try:
+        document = safe_json.loads(line)
+    except safe_json.JsonDecodeError as exc:
+        reason = str(exc).splitlines()[0][:160]
+        return _error("invalid_json", f"line {number} is not UTF-8 JSON ({reason})", number)
+    return await runner.reply(document)
+
+
+def _error(code: str, message: str, number: int) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "line": number}}
+
+
+@contextlib.asynccontextmanager
+async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
+    """The runner of `--profile` for `--user`, on the services the server would build from these settings."""
+    from server.app import build_bridge, build_services, default_caller
+    from toolsets.context import DeferredResolver
+    from toolsets.interop.runner import NoDeviceRoute, runner_for
+
+    bridge = build_bridge(settings) if settings.redis_url is not None else None
+    services = build_services(settings, bridge)
+    resolver: DeferredResolver = NoDeviceRoute(PIPE_NO_ROUTE)
+    if bridge is not None:
+        from bridge.deferred import DeferredRouter
+
+        resolver = DeferredRouter(bridge, None, timeout=settings.deferred_timeout)
+    runner = runner_for(
+        services,
+        default_caller(settings),
+        settings.profile,
+        confirm_policy=settings.confirm,
+        deferred=resolver,
+        transport="cli",
+    )
+    try:
+        async with bridge.running() if bridge is not None else contextlib.nullcontext():
+            yield runner
+    finally:
+        services.close()
+
+
+class LineSplitter:
+    """Lines of a byte stream without their newline; None for a line over `limit` bytes (memory stays bounded)."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._held = bytearray()
+        self._oversized = False
+
+    def feed(self, chunk: bytes) -> list[bytes | None]:
+        lines: list[bytes | None] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self._hold(chunk, start, end)
+            lines.append(None if self._oversized else bytes(self._held))
+            self._held.clear()
+            self._oversized = False
+            start = end + 1
+        self._hold(chunk, start, len(chunk))
+        return lines
+
+    def finish(self) -> list[bytes | None]:
+        """End of input: the last line, when it had no newline."""
+        if self._oversized:
+            return [None]
+        return [bytes(self._held)] if self._held else []
+
+    def _hold(self, chunk: bytes, start: int, end: int) -> None:
+        if self._oversized:
+            return
+        if len(self._held) + end - start > self._limit:
+            self._oversized = True
+            self._held.clear()
+        else:
+            self._held += chunk[start:end]
+
+
+async def _lines(fd: int, limit: int) -> AsyncIterator[tuple[bytes | None, bool]]:
+    """The lines of `fd` (None for one over `limit`), each with whether another is already waiting.
+
+    A daemon thread reads raw chunks (so Ctrl-C never waits on a blocking read, and no buffered reader's lock
+    is held at exit); at most `QUEUED_CHUNKS` wait unread, so a slow caller stops the reading.
+    """
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+    room = threading.Semaphore(QUEUED_CHUNKS)
+
+    def read() -> None:
+        with contextlib.suppress(OSError):  # an unreadable stdin ends the input like EOF
+            while True:
+                room.acquire()
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    break
+                loop.call_soon_threadsafe(chunks.put_nowait, chunk)
+        with contextlib.suppress(RuntimeError):  # the loop is gone (Ctrl-C)
+            loop.call_soon_threadsafe(chunks.put_nowait, b"")
+
+    threading.Thread(target=read, name="truloop-call-stdin", daemon=True).start()
+    splitter = LineSplitter(limit)
+    while True:
+        chunk = await chunks.get()
+        lines = splitter.feed(chunk) if chunk else splitter.finish()
+        room.release()
+        for index, line in enumerate(lines):
+            yield line, index + 1 < len(lines) or not chunks.empty()
+        if not chunk:
+            return

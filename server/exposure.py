@@ -1,0 +1,92 @@
+"""Which tools a conversation sees and may call: `--exposure` and the gates, in MCP's two eras.
+
+Handshake era (2025-06-18, 2025-11-25): the conversation is the MCP connection. With
+`--exposure progressive` its tool list grows as it loads toolsets and as `requires` gates open,
+and only that session gets `notifications/tools/list_changed`; with `full` the list never changes.
+2026-07-28: lists must not change as a side effect of requests (SEP-2567), so the list is the
+whole profile; the conversation is the caller, kept with
+a sliding TTL in `conversations` (Redis when configured, so replicas agree), and gates are
+enforced when a tool is called.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
+
+from mcp_types.version import is_version_at_least
+
+from toolsets.context import Caller
+from toolsets.conversation import Conversation, ConversationState, MemoryConversation
+from toolsets.envelope import ToolErr
+from toolsets.errors import ErrorCode
+from toolsets.exposure_tools import ALWAYS_ON
+from toolsets.gates import GateSet
+from toolsets.tool import Tool
+from toolsets.toolset import AbstractToolset
+
+MODERN = "2026-07-28"
+LOADERS = frozenset({"list_toolsets", "load_toolset"})
+
+Exposure = Literal["full", "progressive"]
+
+
+class Conversations(Protocol):
+    def get(self, key: str) -> Conversation: ...
+
+
+def is_modern(protocol_version: str | None) -> bool:
+    return is_version_at_least(protocol_version or "", MODERN)
+
+
+class ToolExposure:
+    def __init__(self, exposure: Exposure, gates: GateSet, conversations: Conversations) -> None:
+        self.exposure = exposure
+        self.gates = gates
+        self._conversations = conversations  # 2026-07-28: by caller
+        self._sessions: weakref.WeakKeyDictionary[Any, ConversationState] = weakref.WeakKeyDictionary()
+
+    @property
+    def lists_can_change(self) -> bool:
+        """Only in progressive mode: hosts without list_changed (Claude Desktop, Cursor) never refresh a list,
+        so in `full` mode a gated tool stays listed and its gate answers when it is called."""
+        return self.exposure == "progressive"
+
+    def conversation(self, session: Any, caller: Caller, profile: str, modern: bool) -> Conversation:
+        if modern:
+            return self._conversations.get(f"{caller.user_id}:{profile}")
+        # The SDK offers no public handle on the connection behind a request; its private one is the
+        # identity of a handshake-era session (one per stdio process, one per HTTP session id).
+        connection = getattr(session, "_connection", None) or session
+        state = self._sessions.get(connection)
+        if state is None:
+            state = self._sessions[connection] = ConversationState()
+        return MemoryConversation(state)
+
+    async def visible(self, toolset: AbstractToolset, modern: bool, conversation: Conversation) -> list[Tool]:
+        if self.exposure == "full":
+            return [tool for tool in toolset if tool.name not in LOADERS]
+        tools: Sequence[Tool] = list(toolset)
+        if modern:
+            return list(tools)
+        loaded = await conversation.loaded()
+        shown = [tool for tool in tools if tool.toolset in ALWAYS_ON or tool.toolset in loaded]
+        return [tool for tool in shown if not await self._gated(tool, conversation)]
+
+    async def _gated(self, tool: Tool, conversation: Conversation) -> bool:
+        gates = self.gates.by_tool.get(tool.name)
+        return bool(gates) and not all([await conversation.succeeded(gate.after) for gate in gates])  # type: ignore[union-attr]
+
+    async def refusal(self, tool: Tool, modern: bool, conversation: Conversation) -> ToolErr | None:
+        """A call of a tool this handshake-era session has not loaded: say how to load it."""
+        if self.exposure != "progressive" or modern or tool.toolset in ALWAYS_ON:
+            return None
+        if tool.toolset in await conversation.loaded():
+            return None
+        return ToolErr(
+            ErrorCode.PRECONDITION,
+            f"{tool.name} is in the {tool.toolset!r} toolset, which this conversation has not loaded: call "
+            f"load_toolset with name={tool.toolset!r} first, then call {tool.name} again.",
+            retryable=True,
+        )

@@ -1,0 +1,210 @@
+"""What each stdin line is: a JSON-RPC message to serve, or the one error to answer it with.
+
+- a line longer than the limit is discarded while it is read (`LineSplitter`): memory stays bounded;
+- each line is decoded as strict UTF-8 and parsed with bounded nesting (`toolsets.safe_json`);
+- a bad line gets one JSON-RPC error: -32700 for bytes that are not UTF-8 JSON (or too deep, or too
+  long), -32600 for JSON that is not a JSON-RPC message or whose `id` is not a string or integer
+  (with `id: null`: such an id cannot be echoed faithfully), -32600 with the id for a request that
+  reuses the id of a request still in flight (it is not run, so no reply is ever lost).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import mcp.types as types
+from pydantic import ValidationError
+
+from toolsets import safe_json
+
+logger = logging.getLogger("truloop.stdio")
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+class Oversized:
+    """A line longer than the limit; only its length was kept."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+Line = bytes | Oversized
+
+
+class LineSplitter:
+    """Splits a byte stream into lines of at most `limit` bytes (without their newline)."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._buffer = bytearray()
+        self._skipped = 0  # > 0 while discarding the rest of an oversized line
+
+    def feed(self, chunk: bytes, emit: Callable[[Line], None]) -> None:
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                self._hold(chunk, start, len(chunk))
+                return
+            if not self._buffer and not self._skipped and end - start <= self._limit:
+                emit(chunk[start:end])  # the common case: a whole line inside one chunk, no copy into the buffer
+            else:
+                self._hold(chunk, start, end)
+                emit(Oversized(self._skipped) if self._skipped else bytes(self._buffer))
+                self._buffer.clear()
+                self._skipped = 0
+            start = end + 1
+
+    def finish(self, emit: Callable[[Line], None]) -> None:
+        """End of input: the last line, if it had no newline."""
+        if self._skipped:
+            emit(Oversized(self._skipped))
+        elif self._buffer:
+            emit(bytes(self._buffer))
+        self._buffer.clear()
+        self._skipped = 0
+
+    def _hold(self, chunk: bytes, start: int, end: int) -> None:
+        size = end - start
+        if self._skipped:
+            self._skipped += size
+        elif len(self._buffer) + size > self._limit:
+            self._skipped = len(self._buffer) + size
+            self._buffer.clear()
+        else:
+            self._buffer += chunk[start:end]
+
+
+def line_size(line: Line) -> int:
+    return line.size if isinstance(line, Oversized) else len(line)
+
+
+Message = types.JSONRPCRequest | types.JSONRPCNotification | types.JSONRPCResponse | types.JSONRPCError
+
+
+MAX_IN_FLIGHT = 256  # requests read but not yet answered; past it, reading waits
+
+
+class LineChecker:
+    """Checks lines and keeps the ids of the requests still in flight (answered ones are `answered`)."""
+
+    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
+        self._limit = limit
+        self._in_flight: set[str | int] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._room = asyncio.Event()  # set while fewer than MAX_IN_FLIGHT requests await their answer
+        self._room.set()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    async def all_answered(self) -> None:
+        await self._idle.wait()
+
+    async def room(self) -> None:
+        """Wait while MAX_IN_FLIGHT requests are unanswered: reading more would only queue tasks and memory."""
+        await self._room.wait()
+
+    def answered(self, request_id: Any) -> None:
+        self._in_flight.discard(request_id)
+        if len(self._in_flight) < MAX_IN_FLIGHT:
+            self._room.set()
+        if not self._in_flight:
+            self._idle.set()
+
+    def check(self, line: Line) -> tuple[Message | None, types.JSONRPCError | None]:
+        """(the message to serve, None) or (None, the error to answer; None for a blank line)."""
+        if isinstance(line, Oversized):
+            logger.info("stdin: a %d-byte line was refused (limit %d)", line.size, self._limit)
+            return None, _error(None, types.PARSE_ERROR, f"Message too large: lines are limited to {self._limit} bytes")
+        if not line.strip():
+            return None, None
+        try:
+            data = safe_json.loads(line)
+        except safe_json.JsonDecodeError:
+            return None, _unreadable(line)
+        if not isinstance(data, dict):
+            return None, _invalid(None, "a JSON object (batches are not supported)")
+        request_id = data.get("id")
+        if "id" in data and not _valid_id(request_id):
+            return None, _invalid(None, "an id that is a string or an integer")
+        try:
+            message: Message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+        except ValidationError:
+            return None, _invalid(request_id, '{"jsonrpc": "2.0", "method": ..., "id": ...} (or a response)')
+        if isinstance(message, types.JSONRPCRequest):
+            if message.id in self._in_flight:
+                return None, _error(
+                    message.id,
+                    types.INVALID_REQUEST,
+                    f"Invalid Request: id {message.id!r} is already used by a request still in flight; "
+                    "give each request its own id",
+                )
+            self._in_flight.add(message.id)
+            if len(self._in_flight) >= MAX_IN_FLIGHT:
+                self._room.clear()
+            self._idle.clear()
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            # a cancelled request may never be answered: do not wait for it at end of input
+            cancelled = (message.params or {}).get("requestId")
+            if _valid_id(cancelled):
+                self.answered(cancelled)
+        return message, None
+
+
+def _unreadable(line: bytes) -> types.JSONRPCError:
+    request_id = _id_of_unicode_invalid(line)
+    if request_id is not None:  # grammatical JSON holding a lone surrogate escape such as "\ud800"
+        return _error(
+            request_id,
+            types.INVALID_REQUEST,
+            "Invalid Request: strings must be valid Unicode (a lone surrogate escape such as \\ud800 cannot be read)",
+        )
+    logger.info("stdin: a line that is not UTF-8 JSON was answered with a parse error")
+    return _error(
+        None,
+        types.PARSE_ERROR,
+        f"Parse error: each line must be one UTF-8 JSON-RPC 2.0 message (nested at most {safe_json.MAX_DEPTH} levels)",
+    )
+
+
+def _id_of_unicode_invalid(line: bytes) -> str | int | None:
+    """The id of a line that is JSON by RFC 8259's grammar but not valid Unicode, so that its sender gets
+    an answer it can match; None for anything else (not JSON, too deep, NaN...)."""
+    import json
+
+    def no_constants(name: str) -> Any:
+        raise ValueError(name)
+
+    try:
+        data = json.loads(line.decode("utf-8"), parse_constant=no_constants)
+    except (ValueError, RecursionError):
+        return None
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if isinstance(request_id, str):
+        try:
+            request_id.encode("utf-8")
+        except UnicodeEncodeError:  # the id itself cannot be echoed
+            return None
+    return request_id if _valid_id(request_id) else None
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _invalid(request_id: Any, expected: str) -> types.JSONRPCError:
+    logger.info("stdin: a JSON line that is not a valid JSON-RPC message was answered with invalid request")
+    return _error(request_id, types.INVALID_REQUEST, f"Invalid Request: expected {expected}")
+
+
+def _error(request_id: Any, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))

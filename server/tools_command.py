@@ -1,0 +1,121 @@
+"""`truloop-mcp tools list|check FILE`: the plugins of a tools folder, checked without serving them.
+
+    truloop-mcp tools list [--tools-dir DIR] [--json]   loaded plugins, their versions (content hashes) and
+                                                         load errors; exit 0 (2 without a tools folder)
+    truloop-mcp tools check FILE [--tools-dir DIR]       validate one plugin file: exit 0 when it would be
+                                                         served, 1 with the reason when not
+
+Both import the files in this process (TOOL_SPEC is read from the module) but never call `create` or `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+
+from server.cli import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+
+CHECK_FAILED = 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=f"{PROG} tools", description="Custom tool plugins (see README, 'Writing a plugin').")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    listing = commands.add_parser("list", help="loaded plugins, versions (content hashes) and load errors")
+    add_setting_flags(listing, only={"tools_dir", "data_dir", "log_level"})
+    listing.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    check = commands.add_parser("check", help="validate a plugin file without serving it (exit 1 with the reason)")
+    check.add_argument("file", type=Path, metavar="FILE")
+    add_setting_flags(check, only={"tools_dir", "data_dir", "log_level"})
+    return parser
+
+
+def run(argv: Sequence[str]) -> None:
+    args = vars(build_parser().parse_args(list(argv)))
+    command, as_json, file = args.pop("command"), args.pop("json", False), args.pop("file", None)
+    settings = settings_or_exit(args)
+    configure_logging("ERROR" if settings.log_level == "WARNING" else settings.log_level)  # errors are our output
+    if command == "list":
+        if settings.tools_dir is None:
+            _fail("tools list: no tools folder: pass --tools-dir DIR or set TRULOOP_TOOLS_DIR", 2)
+        report = anyio.run(_list, settings.tools_dir, settings.data_dir)
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n" if as_json else _table(report))
+        return
+    if not file.is_file():
+        _fail(f"tools check: {file}: no such file", CHECK_FAILED)
+    sys.stdout.write(anyio.run(_check, file, settings.tools_dir, settings.data_dir) + "\n")
+
+
+async def _list(tools_dir: Path, data_dir: Path) -> dict[str, Any]:
+    catalog = _catalog(tools_dir, data_dir)
+    async with catalog.running(watch=False, create=False):
+        rows = catalog.describe()
+    plugins = [row for row in rows if "name" in row]
+    errors = [
+        {"file": row["file"], "version": row.get("failed_version"), "error": row["error"]}
+        for row in rows
+        if "error" in row
+    ]
+    for row in plugins:
+        row.pop("error", None)
+        row.pop("failed_version", None)
+    return {"tools_dir": str(tools_dir), "plugins": plugins, "errors": errors}
+
+
+async def _check(file: Path, tools_dir: Path | None, data_dir: Path) -> str:
+    from toolsets.plugins.module import PluginImportError
+    from toolsets.plugins.runner import PluginLoadError
+    from toolsets.plugins.source import PluginSourceError
+    from toolsets.plugins.spec import PluginSpecError
+
+    catalog = _catalog(tools_dir, data_dir)
+    async with catalog.running(watch=False, create=False):
+        try:
+            version = await catalog.check(file)
+        except (PluginSourceError, PluginImportError, PluginSpecError, PluginLoadError, TimeoutError) as exc:
+            reason = str(exc) or type(exc).__name__
+        else:
+            await version.retire()
+            reason = None
+    if reason is not None:  # outside the task group: SystemExit must not travel through it
+        _fail(f"tools check: {file}: {reason}", CHECK_FAILED)
+    spec = version.spec
+    return f"{file}: ok: tool {spec.name!r}, version {version.version} (profiles: {', '.join(spec.profiles)})"
+
+
+def _catalog(tools_dir: Path | None, data_dir: Path) -> Any:
+    from toolsets.plugins.catalog import PluginCatalog, PluginConfig
+
+    catalog = PluginCatalog()
+    catalog.configure(PluginConfig(tools_dir, data_dir / "plugins") if tools_dir is not None else None)
+    return catalog
+
+
+def _table(report: dict[str, Any]) -> str:
+    lines = [f"plugins in {report['tools_dir']}:"]
+    plugins = report["plugins"]
+    if not plugins:
+        lines.append("  (none)")
+    width = max([len(row["name"]) for row in plugins] + [4])
+    for row in plugins:
+        label = f" (version label {row['label']})" if row.get("label") else ""
+        lines.append(
+            f"  {row['name']:<{width}}  {row['version']}  {row['file']}  profiles: {', '.join(row['profiles'])}"
+            f"  timeout {row['timeout_s']:g} s{label}  sha256 {row['sha256']}"
+        )
+    if report["errors"]:
+        lines.append("load errors:")
+        for error in report["errors"]:
+            lines.append(f"  {error['file']} (version {error['version'] or '-'}): {error['error']}")
+    return "\n".join(lines) + "\n"
+
+
+def _fail(message: str, status: int) -> NoReturn:
+    sys.stderr.write(f"{PROG}: {message}\n")
+    raise SystemExit(status)

@@ -1,0 +1,228 @@
+"""LangChain tools of a profile, for LangGraph's `ToolNode` and `create_react_agent` (the `langgraph` extra).
+
+    from toolsets.interop.langgraph_tools import langchain_tools
+    tools = langchain_tools(services, Caller("alice", timezone="Asia/Seoul"), "member")
+    graph = create_react_agent(model, tools, checkpointer=InMemorySaver())
+
+Each tool publishes the MCP tool's description and input schema, runs through `toolsets.dispatch` like an
+MCP call, and answers a tool call with a `ToolMessage` (`status` "success" or "error", the structured result
+as `artifact`). A deferred tool (confirm_interaction, get_permission_status, get_calendar_events) asks the
+`device` resolver first when one is given; with no device to reach, it calls LangGraph's `interrupt()` with
+the seed's JSON-RPC request, and resuming the graph with the device's JSON-RPC response
+(`Command(resume={"jsonrpc": "2.0", "id": ..., "result": ...})`, or an error -32010 / -32001 / -32002) finishes
+the tool exactly as the device route does. Only code that imports this module imports langchain/langgraph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from pydantic import ConfigDict
+
+from toolsets import safe_json
+from toolsets.context import Caller, ConfirmPolicy, DeferredCall, DeferredResolver
+from toolsets.device_answer import DeviceError, device_answer
+from toolsets.envelope import ToolInputRequired
+from toolsets.errors import ErrorCode, InputRequired, ToolError
+from toolsets.interop.replies import reply
+from toolsets.interop.runner import InteropRunner, runner_for
+from toolsets.interop.shapes import ParsedCall, Shape, parse_arguments
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from toolsets.services import Services
+
+# The id of the LangChain tool call being run (set around `invoke`), so a deferred call's JSON-RPC id stays
+# the same when LangGraph runs the tool again on resume.
+_TOOL_CALL_ID: ContextVar[str | None] = ContextVar("truloop_tool_call_id", default=None)
+
+
+def langchain_tools(
+    services: Services,
+    caller: Caller | str,
+    profile: str = "member",
+    *,
+    confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO,
+    device: DeferredResolver | None = None,
+) -> list[BaseTool]:
+    """The tools of `profile` (member, notification-safe, guest) for `caller`, as LangChain tools.
+
+    `confirm_policy`: nobody can be asked in-process, so `auto` runs destructive tools (the graph is the host
+    that approved them) and `strict` cancels them. `device`: a resolver that reaches the user's device (the
+    interrupt is the fallback when it answers `no_route`).
+    """
+    runner = runner_for(
+        services,
+        caller,
+        profile,
+        confirm_policy=confirm_policy,
+        deferred=InterruptResolver(device),
+        transport="langgraph",
+    )
+    return [TruloopTool.of(runner, tool.name) for tool in runner.toolset]
+
+
+class TruloopTool(BaseTool):
+    """One tool of a profile; `runner` carries the caller, the profile and the policy."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    runner: InteropRunner
+
+    @classmethod
+    def of(cls, runner: InteropRunner, name: str) -> TruloopTool:
+        tool = runner.toolset.get(name)
+        assert tool is not None
+        return cls(name=name, description=tool.description, args_schema=tool.input_schema, runner=runner)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        token = _TOOL_CALL_ID.set(_tool_call_id(input))
+        try:
+            return super().invoke(input, config, **kwargs)
+        finally:
+            _TOOL_CALL_ID.reset(token)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        token = _TOOL_CALL_ID.set(_tool_call_id(input))
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        finally:
+            _TOOL_CALL_ID.reset(token)
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        def run() -> Any:
+            return asyncio.run(self._arun(*args, **kwargs))
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return run()
+        # invoked synchronously from inside an event loop: run on a thread of its own, in this context
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(contextvars.copy_context().run, run).result()
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+        tool_call_id = _TOOL_CALL_ID.get()
+        arguments, bad_json = parse_arguments(args[0] if args else kwargs)
+        call = ParsedCall(
+            Shape.LANGCHAIN, tool_call_id or "call_" + secrets.token_hex(12), self.name, arguments, bad_json
+        )
+        outcome = await self.runner.outcome(call)
+        if isinstance(outcome, ToolInputRequired) and isinstance(outcome.payload, _Paused):
+            raise outcome.payload.signal  # LangGraph's interrupt, raised outside the dispatcher that settled it
+        message = reply(call, outcome)
+        if tool_call_id is None:  # invoked with bare arguments: LangChain returns the content alone
+            return message["content"]
+        return ToolMessage(
+            content=message["content"],
+            name=self.name,
+            tool_call_id=tool_call_id,
+            status=message["status"],
+            artifact=message["artifact"],
+        )
+
+
+def _tool_call_id(tool_input: Any) -> str | None:
+    if isinstance(tool_input, Mapping) and tool_input.get("type") == "tool_call":
+        found = tool_input.get("id")
+        return str(found) if found is not None else None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Paused:
+    """LangGraph's interrupt signal, carried through the dispatcher as an `InputRequired` payload."""
+
+    signal: BaseException
+
+
+class InterruptResolver:
+    """Deferred calls: the `device` resolver when it can reach the device, else LangGraph's `interrupt()`."""
+
+    def __init__(self, device: DeferredResolver | None = None) -> None:
+        self.device = device
+
+    async def resolve(self, call: DeferredCall) -> Any:
+        if self.device is not None:
+            try:
+                return await self.device.resolve(call)
+            except ToolError as exc:
+                if exc.code is not ErrorCode.NO_ROUTE:
+                    raise
+        from langgraph.errors import GraphBubbleUp
+        from langgraph.types import interrupt
+
+        request = jsonrpc_request(call)
+        try:
+            answer = interrupt(request)
+        except GraphBubbleUp as signal:
+            raise InputRequired(_Paused(signal)) from None
+        except Exception:  # not inside a LangGraph run: nobody to interrupt
+            raise ToolError(
+                f"{call.tool_name} runs on the user's device: run it inside a LangGraph graph with a checkpointer, "
+                "so it can interrupt() for the device's answer, or pass a device resolver.",
+                code=ErrorCode.NO_ROUTE,
+            ) from None
+        result, error = read_response(answer, request["id"], call.tool_name)
+        return device_answer(call.tool, result, error)
+
+
+def jsonrpc_request(call: DeferredCall) -> dict[str, Any]:
+    """The seed's request to the device; its id is the same each time LangGraph runs the tool for this call."""
+    assert call.tool.device is not None
+    tool_call_id = _TOOL_CALL_ID.get()
+    if tool_call_id is None:
+        canonical = json.dumps([call.tool_name, dict(call.arguments)], sort_keys=True, ensure_ascii=False)
+        tool_call_id = hashlib.sha256(canonical.encode()).hexdigest()[:24]
+    request_id = tool_call_id if tool_call_id.startswith("call_") else "call_" + tool_call_id
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": call.tool.device.method,
+        "params": call.tool.device.wire_params(call.arguments),
+    }
+
+
+def read_response(answer: Any, request_id: str, tool_name: str) -> tuple[Any, DeviceError | None]:
+    """The `result` or `error` of the device's JSON-RPC response (a dict or its JSON text) to `request_id`."""
+    if isinstance(answer, str | bytes):
+        try:
+            answer = safe_json.loads(answer)
+        except safe_json.JsonDecodeError:
+            answer = None
+    malformed = ToolError(
+        f"The answer to {tool_name} was not the device's JSON-RPC response to request {request_id!r}: resume the "
+        f'graph with {{"jsonrpc": "2.0", "id": "{request_id}", "result": ...}} or an "error" '
+        "(-32010 PermissionRequired, -32001 PermissionDenied, -32002 UserCanceled).",
+        code=ErrorCode.DEVICE_ERROR,
+    )
+    if (
+        not isinstance(answer, Mapping)
+        or answer.get("jsonrpc") != "2.0"
+        or answer.get("id") != request_id
+        or ("result" in answer) == ("error" in answer)
+    ):
+        raise malformed
+    if "result" in answer:
+        return answer["result"], None
+    error = answer["error"]
+    if not (
+        isinstance(error, Mapping)
+        and isinstance(error.get("code"), int)
+        and not isinstance(error.get("code"), bool)
+        and isinstance(error.get("message"), str)
+    ):
+        raise malformed
+    return None, DeviceError(error["code"], error["message"], error.get("data"))

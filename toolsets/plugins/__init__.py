@@ -1,0 +1,15 @@
+"""Custom tool plugins: Python files in the operator's tools folder (`--tools-dir`), published as tools.
+
+A plugin file defines `TOOL_SPEC` (spec.py) and `run(input_data, context)`, or `create(context)` returning
+an object with `run(...)` and optionally `close()`. The pieces, one job each:
+
+- source.py: a file's bytes and content hash (the version); module.py: its entry points, from that text
+- spec.py: `TOOL_SPEC` checked (JSON Schemas included) before anything is published
+- context.py: the small `PluginContext` a plugin receives
+- inprocess.py (+ plugin_loop.py) and process.py (+ worker.py): the two runners (`--plugin-isolation`)
+- version.py: one loaded version of one file: its runner, its calls in flight, closed exactly once
+- catalog.py: the folder scanned, changed files reloaded, versions published and retired (hot reload)
+- tool.py, toolset.py: what the profiles publish; slot.py, changes.py, deployment.py: the deployment's wiring
+
+Light on purpose: the worker process imports only source, module and context.
+"""

@@ -1,0 +1,63 @@
+"""Analyzer terms as `tsvector`/`tsquery` literals, and the BM25-like ranking every search shares.
+
+The analyzer's terms go in verbatim (a literal, never `to_tsvector`), so PostgreSQL indexes exactly the
+terms SQLite's FTS5 indexes, and neither side parses or stems anything. Ranking: for each query term,
+its inverse document frequency (BM25's, over the rows searched) times `ts_rank` of that term with
+length normalisation; summed over the terms. FTS5's bm25 ranks the same way (idf x saturating term
+frequency x length), so both backends agree on what is relevant (bench/db_bench.py measures how well).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+MAX_POSITION = 16383  # PostgreSQL's largest tsvector position; later ones are stored as this
+
+
+def _quoted(term: str) -> str:
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(fields: Sequence[tuple[str, str]], prefix: str = "") -> str:
+    """`'term':1A 'other':2D ...` for (term string, weight letter) fields, positions running on across
+    fields; `prefix` scopes every term (a memory owner's key)."""
+    parts: list[str] = []
+    position = 0
+    for terms, weight in fields:
+        label = "" if weight == "D" else weight
+        for term in terms.split():
+            position = min(position + 1, MAX_POSITION)
+            parts.append(f"{_quoted(prefix + term)}:{position}{label}")
+    return " ".join(parts)
+
+
+def query_terms(terms: Iterable[str], prefix: str = "") -> list[str]:
+    """Each term as a one-term `tsquery` literal (deduplicated, order kept)."""
+    return [_quoted(prefix + term) for term in dict.fromkeys(terms)]
+
+
+def any_of(quoted: Sequence[str]) -> str:
+    return " | ".join(quoted)
+
+
+def all_of(quoted: Sequence[str]) -> str:
+    return " & ".join(quoted)
+
+
+def ranked_sql(table: str, *, weights: str, scope: str = "TRUE", columns: str = "t.*") -> str:
+    """Rows of `table` (alias `t`, a `tsv` column) matching any query term, best first, with `score`.
+    Parameters: %(terms)s (one-term tsquery literals), %(any)s (their OR), %(limit)s, and those `scope`
+    (a condition on `t`) uses. idf is BM25's: ln(1 + (N - df + 0.5) / (df + 0.5)) over the scoped rows."""
+    return f"""
+        WITH q AS MATERIALIZED (SELECT term::tsquery AS tq FROM unnest(%(terms)s::text[]) AS term),
+        total AS MATERIALIZED (SELECT count(*)::float8 AS n FROM {table} t WHERE {scope}),
+        w AS MATERIALIZED (
+            SELECT q.tq, ln(1 + (total.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+            FROM q, total, LATERAL (SELECT count(*)::float8 AS df FROM {table} t WHERE {scope} AND t.tsv @@ q.tq) d
+        )
+        SELECT {columns}, (SELECT sum(w.idf * ts_rank('{weights}', t.tsv, w.tq, 1)) FROM w) AS score
+        FROM {table} t
+        WHERE {scope} AND t.tsv @@ %(any)s::tsquery
+        ORDER BY score DESC, t.seq DESC
+        LIMIT %(limit)s
+    """

@@ -1,0 +1,92 @@
+"""One OpenTelemetry span per tool call, named and described as the GenAI semantic conventions say:
+`execute_tool {tool}` with `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`,
+`gen_ai.tool.type` and, when the call did not succeed, `error.type` (the envelope's code).
+
+Only `opentelemetry-api` is used: without an SDK its tracer makes non-recording spans, so this costs
+next to nothing until an operator installs one (README, "Tracing"). The span is a child of the
+server's `tools/call` span when the MCP SDK made one, and its id is the call's audit `call_id`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from toolsets.audit.notes import current_notes
+from toolsets.call import ToolCall, new_call_id
+from toolsets.context import ToolContext
+from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolResult
+from toolsets.middleware import CallNext
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, Tracer
+
+TRACER_NAME = "truloop-mcp"
+
+
+@cache
+def tracer() -> Tracer:
+    from opentelemetry import trace
+
+    from toolsets.audit.middleware import builtin_version
+
+    return trace.get_tracer(TRACER_NAME, builtin_version())  # a proxy: follows a provider installed later
+
+
+async def trace_call(call: ToolCall, call_next: CallNext) -> ToolResult:
+    from opentelemetry.trace import SpanKind
+
+    attributes = _attributes(call.tool.name, call.call_id, call.ctx)
+    with tracer().start_as_current_span(
+        f"execute_tool {call.tool.name}",
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        outcome = await call_next(call)
+        _describe(span, outcome)
+        return outcome
+
+
+def trace_refusal(name: str, ctx: ToolContext[Any], refusal: ToolErr) -> None:
+    """A call the dispatcher refused before the pipeline (unknown tool, invalid arguments) gets its span too."""
+    from opentelemetry.trace import SpanKind
+
+    with tracer().start_as_current_span(
+        f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=_attributes(name, new_call_id(), ctx)
+    ) as span:
+        _describe(span, refusal)
+
+
+def _attributes(name: str, call_id: str, ctx: ToolContext[Any]) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.type": "function",
+        "truloop.transport": ctx.request.transport,
+    }
+    if ctx.request.profile is not None:
+        attributes["truloop.profile"] = ctx.request.profile
+    if ctx.request.request_id is not None:
+        attributes["jsonrpc.request.id"] = ctx.request.request_id
+    return attributes
+
+
+def _describe(span: Span, outcome: ToolResult) -> None:
+    from opentelemetry.trace import StatusCode
+
+    if not span.is_recording():
+        return
+    notes = current_notes()
+    if notes is not None and notes.deferred_route is not None:
+        span.set_attribute("truloop.deferred.route", notes.deferred_route)
+    if isinstance(outcome, ToolErr):
+        span.set_attribute("error.type", outcome.code.value)
+        span.set_status(StatusCode.ERROR, outcome.code.value)
+    elif isinstance(outcome, ToolCancelled):
+        span.set_attribute("error.type", "cancelled")
+        span.set_status(StatusCode.ERROR, "cancelled")
+    elif isinstance(outcome, ToolInputRequired):
+        span.set_attribute("truloop.tool.status", "input_required")

@@ -94,8 +94,7 @@ def build_server(
 def build_exposure(settings: Settings, *, progressive_allowed: bool = True) -> ToolExposure:
     """The deployment's exposure mode and gates; conversations of 2026-07-28 callers in Redis when configured."""
     from toolsets.conversation import MemoryConversations
-    from toolsets.gates import load_gates
-    from toolsets.profiles import tool_arguments
+    from toolsets.gates import BUILTIN_GATES, GateSet, load_gates
 
     conversations: Conversations
     if settings.redis_url is not None:
@@ -105,4 +104,10 @@ def build_exposure(settings: Settings, *, progressive_allowed: bool = True) -> T
     else:
         conversations = MemoryConversations()
     exposure = settings.exposure if progressive_allowed else "full"
-    return ToolExposure(exposure, load_gates(settings.gates, tool_arguments()), conversations)
+    if settings.gates is None:
+        gates = GateSet(BUILTIN_GATES)  # checked by the tests; checking here would load every toolset at start
+    else:
+        from toolsets.profiles import tool_arguments
+
+        gates = load_gates(settings.gates, tool_arguments())
+    return ToolExposure(exposure, gates, conversations)

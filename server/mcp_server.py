@@ -19,9 +19,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.deferred import DeferredRouter
-from bridge.elicitation import ElicitationConfirmer, McpAsker
-from bridge.sampling import SamplingComposer
 from bridge.service import DeviceBridge
+from server.call_ports import CallPorts
 from server.exposure import ToolExposure, is_modern
 from server.identity import Surface
 from server.results import to_mcp_result, to_mcp_tool
@@ -66,13 +65,15 @@ class TruloopMCP(MCPServer):
         self._process_session = "stdio-" + secrets.token_hex(8)  # stdio: one session per process
         # by id(tool), holding the tool so its id is not reused while cached (plugin tools come and go)
         self._published_cache: dict[int, tuple[Tool, types.Tool]] = {}
+        self._wire_lists: dict[tuple[int, ...], tuple[tuple[Tool, ...], dict[str, Any]]] = {}
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
-        self.middleware.append(self._remember_connection)
         plugin_catalog.changes.subscribe(self.announce_tools_changed)
         self._known_users: dict[str, str] = {}
         self.exposure = exposure or ToolExposure("full", GateSet(), MemoryConversations())
         low = self._lowlevel_server
+        if not tracing_configured():  # the SDK's span per message costs every call, even with no exporter
+            low.middleware[:] = [m for m in low.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
         low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._tools_list)
         # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
@@ -92,11 +93,11 @@ class TruloopMCP(MCPServer):
             published.append(found[1])
         return published
 
-    async def _remember_connection(self, ctx: Any, call_next: Any) -> Any:
-        connection = getattr(ctx.session, "_connection", None)  # the SDK offers no public handle on it
-        if connection is not None and not is_modern(ctx.protocol_version):
+    def _remember(self, session: Any) -> None:
+        """A handshake-era connection, to tell when plugins change the tools (it has listed or called tools)."""
+        connection = getattr(session, "_connection", None)  # the SDK offers no public handle on it
+        if connection is not None:
             self._connections.add(connection)
-        return await call_next(ctx)
 
     async def announce_tools_changed(self) -> None:
         """The published tools changed (plugins reloaded): tell handshake-era sessions and 2026-07-28 listeners."""
@@ -113,11 +114,26 @@ class TruloopMCP(MCPServer):
         _, toolset = self.surface.resolve()
         return self._published(await self.exposure.visible(toolset, True, MemoryConversation(ConversationState())))
 
-    async def _tools_list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def _tools_list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
         caller, toolset = self.surface.resolve()
         modern = is_modern(ctx.protocol_version)
+        if not modern:
+            self._remember(ctx.session)
         conversation = self.exposure.conversation(ctx.session, caller, toolset.name, modern)
-        return types.ListToolsResult(tools=self._published(await self.exposure.visible(toolset, modern, conversation)))
+        return self._wire_list(await self.exposure.visible(toolset, modern, conversation))
+
+    def _wire_list(self, tools: list[Tool]) -> dict[str, Any]:
+        """The `tools/list` result in its wire form, built once per distinct list (the SDK copies the top level)."""
+        key = tuple(id(tool) for tool in tools)
+        cached = self._wire_lists.get(key)
+        if cached is None or any(a is not b for a, b in zip(cached[0], tools, strict=True)):
+            if len(self._wire_lists) > 256:
+                self._wire_lists.clear()
+            wire = types.ListToolsResult(tools=self._published(tools)).model_dump(
+                by_alias=True, mode="json", exclude_none=True
+            )
+            cached = self._wire_lists[key] = (tuple(tools), wire)
+        return cached[1]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
@@ -131,16 +147,16 @@ class TruloopMCP(MCPServer):
             return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
 
         ctx.request = self._request_info(context, toolset.name)
-        asker = McpAsker(context)
-        ctx.confirmer = ElicitationConfirmer(asker)
-        ctx.composer = SamplingComposer(asker)
-        ctx.report_progress = context.report_progress
-        ctx.deferred = DeferredRouter(
-            self.bridge, asker, timeout=self.deferred_timeout, progress=context.report_progress, stdio=self.stdio
+        ctx.confirmer = ctx.composer = ctx.deferred = CallPorts(
+            context, self.bridge, timeout=self.deferred_timeout, stdio=self.stdio
         )
-        modern = asker.modern
+        ctx.report_progress = context.report_progress
+        modern = is_modern(context.protocol_version)
+        session = context.session
+        if not modern:
+            self._remember(session)
         exposure = self.exposure
-        conversation = ctx.conversation = exposure.conversation(context.session, caller, toolset.name, modern)
+        conversation = ctx.conversation = exposure.conversation(session, caller, toolset.name, modern)
         ctx.gates = exposure.gates
         tool = toolset.get(name)
         if tool is not None and (refusal := await exposure.refusal(tool, modern, conversation)) is not None:
@@ -150,7 +166,7 @@ class TruloopMCP(MCPServer):
         await self._enter_directory(caller)
         outcome = await dispatch(toolset, name, arguments, ctx)
         if before is not None and before != [t.name for t in await exposure.visible(toolset, modern, conversation)]:
-            await context.session.send_tool_list_changed()
+            await session.send_tool_list_changed()
         return to_mcp_result(outcome)
 
     def _request_info(self, context: Context, profile: str) -> RequestInfo:
@@ -189,3 +205,10 @@ def _in_request(context: Context) -> bool:
         return context.request_context is not None
     except ValueError:
         return False
+
+
+def tracing_configured() -> bool:
+    """An OpenTelemetry SDK tracer provider is installed (e.g. by `opentelemetry-instrument`)."""
+    from opentelemetry import trace
+
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider)

@@ -143,3 +143,10 @@ async def test_2026_conversations_are_shared_by_replicas(redis_url: str, redis_p
             assert not (await on_a.call_tool("get_current_datetime", {})).is_error
             allowed = await on_b.call_tool("get_day_of_week", {"date": "2026-03-10"})
             assert not allowed.is_error and allowed.structured_content["day_of_week"] == "Tuesday"  # type: ignore[index]
+
+
+def test_the_built_in_gates_fit_the_tools() -> None:
+    from toolsets.gates import BUILTIN_GATES, load_gates
+    from toolsets.profiles import tool_arguments
+
+    assert load_gates(None, tool_arguments()).gates == BUILTIN_GATES

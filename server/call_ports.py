@@ -1,0 +1,52 @@
+"""One MCP tool call's ports (confirmer, composer, deferred resolver), built only when a tool uses one.
+
+Most calls ask nothing of the client; building an asker, a confirmer, a composer and a router for
+each of them cost more than some tools themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from bridge.service import DeviceBridge
+from toolsets.context import ComposeRequest, ConfirmRequest, Decision, DeferredCall, ToolContext
+
+
+class CallPorts:
+    __slots__ = ("_asker", "_bridge", "_context", "_stdio", "_timeout")
+
+    def __init__(self, context: Context, bridge: DeviceBridge | None, *, timeout: float, stdio: bool) -> None:
+        self._context = context
+        self._bridge = bridge
+        self._timeout = timeout
+        self._stdio = stdio
+        self._asker: Any = None
+
+    @property
+    def asker(self) -> Any:
+        """The one `McpAsker` of this call: every question it asks shares one sealed state."""
+        if self._asker is None:
+            from bridge.elicitation import McpAsker
+
+            self._asker = McpAsker(self._context)
+        return self._asker
+
+    async def confirm(self, request: ConfirmRequest) -> Decision:
+        from bridge.elicitation import ElicitationConfirmer
+
+        return await ElicitationConfirmer(self.asker).confirm(request)
+
+    async def compose(self, request: ComposeRequest, ctx: ToolContext[Any]) -> str | None:
+        from bridge.sampling import SamplingComposer
+
+        return await SamplingComposer(self.asker).compose(request, ctx)
+
+    async def resolve(self, call: DeferredCall) -> Any:
+        from bridge.deferred import DeferredRouter
+
+        router = DeferredRouter(
+            self._bridge, self.asker, timeout=self._timeout, progress=self._context.report_progress, stdio=self._stdio
+        )
+        return await router.resolve(call)

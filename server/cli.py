@@ -44,6 +44,8 @@ subcommands (run instead of the server):
                                  shapes) read from stdin, one JSON a line
   truloop-mcp audit tail|grep    read the audit log of tool calls, with filters
                                  by user, tool, status and time
+  truloop-mcp canary status|promote|hold|rollback NAME
+                                 canary rollouts of plugin tools (NAME.canary.py)
   (`truloop-mcp users --help`, `truloop-mcp notion --help` for their options)
 
 Flags win over environment variables, which win over defaults; an empty value
@@ -136,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from server.audit_command import run as run_audit
 
         return run_audit(argv[1:])
+    if argv and argv[0] == "canary":
+        from server.canary_command import run as run_canary
+
+        return run_canary(argv[1:])
     if argv and argv[0] == "tools":
         from server.tools_command import run as run_tools
 

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from server.canary_setup import open_canary_store
 from server.settings import Settings
 from toolsets.plugins.catalog import PluginConfig
 from toolsets.plugins.deployment import plugin_catalog, workspace_slot
@@ -44,6 +45,7 @@ def plugin_config(settings: Settings) -> PluginConfig | None:
 async def extensions_running(settings: Settings) -> AsyncIterator[None]:
     publish_workspace(settings)
     plugin_catalog.configure(plugin_config(settings))
+    plugin_catalog.canary.configure(open_canary_store(settings), settings.canary_key)
     try:
         async with plugin_catalog.running():
             yield

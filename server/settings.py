@@ -321,6 +321,15 @@ class Settings(BaseSettings):
             metavar="N",
         ),
     ] = Field(default=5, ge=0, le=1000)
+    canary_key: Annotated[
+        Literal["session", "user", "request"],
+        Source(
+            "what keeps a caller on one version of a plugin under canary rollout (a stable hash of it picks the "
+            "version; see *Canary rollout*)",
+            flag="--canary-key",
+            env="TRULOOP_CANARY_KEY",
+        ),
+    ] = "user"
     jwt_secret: Annotated[
         SecretStr | None, Source("HS256 secret (>= 32 bytes) for bearer tokens on HTTP", env="TRULOOP_JWT_SECRET")
     ] = Field(default=None, repr=False)

@@ -168,7 +168,11 @@ async def eventually(condition: Callable[[], bool | Awaitable[bool]], seconds: f
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "DATABASE_URL"}
+    """This environment for a server subprocess, without the settings it reads (TRULOOP_*, and the shared
+    services CI exports for the tests): a test that wants Redis or PostgreSQL passes it explicitly."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k not in ("DATABASE_URL", "REDIS_URL")
+    }
     env.update(extra)
     return env
 

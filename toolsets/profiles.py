@@ -13,6 +13,7 @@ from typing import Literal, get_args
 
 from toolsets.approval import ApprovalRequiredToolset
 from toolsets.audit.middleware import audit
+from toolsets.canary.router import canary_route
 from toolsets.combined import CombinedToolset
 from toolsets.deferred import DeviceTools
 from toolsets.filtered import FilteredToolset
@@ -26,7 +27,7 @@ PROFILE_NAMES: tuple[ProfileName, ...] = get_args(ProfileName)
 
 # Argument middleware, outermost first (see toolsets/middleware.py for the ordering rules).
 # The audit log is first, so it sees every outcome (a no-op when the deployment gives no `Services.audit`).
-MIDDLEWARE: tuple[Middleware, ...] = (audit, trace_call, enforce_gates)
+MIDDLEWARE: tuple[Middleware, ...] = (canary_route, audit, trace_call, enforce_gates)  # canary: picks the version first
 
 
 def with_policy(toolset: AbstractToolset) -> AbstractToolset:

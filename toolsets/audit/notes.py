@@ -1,7 +1,7 @@
 """What a call learns about itself on its way down, for its audit line: a small per-call record.
 
 The audit middleware opens one per call; code far below it that does not hold the call (the deferred
-router, later the canary router) writes into it through `note_*`, which do nothing outside a call.
+router, the canary router) writes into it through `note_*`, which do nothing outside a call.
 """
 
 from __future__ import annotations
@@ -24,16 +24,31 @@ class CallNotes:
 
 
 _current: ContextVar[CallNotes | None] = ContextVar("truloop_call_notes", default=None)
+_preset: ContextVar[tuple[str, Route] | None] = ContextVar("truloop_preset_version", default=None)
 
 
 @contextmanager
 def call_notes() -> Iterator[CallNotes]:
-    notes = CallNotes()
+    preset = _preset.get()  # a version chosen before the call's notes opened: both its lines carry it
+    notes = CallNotes() if preset is None else CallNotes(tool_version=preset[0], route=preset[1])
     token = _current.set(notes)
+    unset = _preset.set(None) if preset is not None else None  # not inherited by calls nested in this one
     try:
         yield notes
     finally:
+        if unset is not None:
+            _preset.reset(unset)
         _current.reset(token)
+
+
+@contextmanager
+def preset_version(tool_version: str, route: Route) -> Iterator[None]:
+    """For a router that picks the version before the audit middleware opens the call's notes (the canary)."""
+    token = _preset.set((tool_version, route))
+    try:
+        yield
+    finally:
+        _preset.reset(token)
 
 
 def current_notes() -> CallNotes | None:

@@ -7,8 +7,10 @@ that loaded is published in one swap (a call finds the old version or the new, n
 replaced version is retired (closed once its last call ends). A version that fails is not published,
 the error is kept for `truloop-mcp tools list` and logged, and the previous good version keeps serving.
 
-Files: `DIR/*.py`, except names starting with `_` (helpers, `__init__.py`) and `NAME.canary.py` (a
-second version of a tool, routed by the canary release, which is not part of this loader).
+Files: `DIR/*.py`, except names starting with `_` (helpers, `__init__.py`). `NAME.canary.py` is loaded the same
+way as the candidate version of the tool it declares: it is not published itself (the stable file's version is),
+it waits until a stable file serves that name, and the canary router (toolsets/canary) routes a share of that
+tool's calls to it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import time
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -34,6 +37,9 @@ from toolsets.plugins.source import PluginSource, PluginSourceError
 from toolsets.plugins.spec import PluginSpec, PluginSpecError, parse_spec
 from toolsets.plugins.version import PluginVersion
 
+if TYPE_CHECKING:
+    from toolsets.canary.router import CanaryRouter
+
 logger = logging.getLogger("truloop.plugins")
 
 Isolation = Literal["inprocess", "process"]
@@ -41,9 +47,14 @@ POLL_SECONDS = 0.2
 SETTLE_SECONDS = 0.05  # a file written this recently may still be being written: look again next poll
 IMPORT_SECONDS = 30.0
 Signature = tuple[int, int, int]  # mtime_ns, size, inode
+CANDIDATE_SUFFIX = ".canary.py"
 
 
 class NameRefused(Exception):  # noqa: N818 - a refusal, reported like a load error
+    pass
+
+
+class AwaitsStable(Exception):  # noqa: N818 - a candidate loaded before (or without) its stable file
     pass
 
 
@@ -70,17 +81,23 @@ class _FileState:
     version: PluginVersion | None = None  # what this file serves (an older version when the newest failed)
     error: LoadError | None = None
     refused_name: str | None = None  # refused because another file serves this name: tried again when it goes
+    awaits_stable: str | None = None  # a candidate whose tool no stable file serves yet: tried again when one does
+
+
+def is_candidate(path: Path) -> bool:
+    return path.name.endswith(CANDIDATE_SUFFIX)
 
 
 def plugin_files(tools_dir: Path) -> dict[Path, Signature]:
-    """The folder's plugin files and their stat signatures, in name order (blocking: run it on a thread)."""
+    """The folder's plugin files and their stat signatures, stable files first, each kind in name order
+    (blocking: run it on a thread)."""
     found: dict[Path, Signature] = {}
     try:
-        paths = sorted(tools_dir.glob("*.py"))
+        paths = sorted(tools_dir.glob("*.py"), key=lambda path: (is_candidate(path), path.name))
     except OSError:
         return found
     for path in paths:
-        if path.name.startswith("_") or path.name.endswith(".canary.py"):
+        if path.name.startswith("_"):
             continue
         try:
             stat = path.stat()
@@ -110,6 +127,7 @@ class PluginCatalog:
         self.revision = 0
         self._files: dict[Path, _FileState] = {}
         self._published: dict[str, PluginVersion] = {}
+        self._candidates: dict[str, PluginVersion] = {}
         self._lock = anyio.Lock()
         self._tg: TaskGroup | None = None
         self._create = True
@@ -121,6 +139,17 @@ class PluginCatalog:
     def versions(self) -> Mapping[str, PluginVersion]:
         """The published versions, by tool name."""
         return self._published
+
+    def candidate(self, name: str) -> PluginVersion | None:
+        """The loaded candidate version (`NAME.canary.py`) of a published tool, if there is one."""
+        return self._candidates.get(name) if self._candidates else None
+
+    @cached_property
+    def canary(self) -> CanaryRouter:
+        """Routes the calls of tools with a candidate (configured by the deployment: its store and key)."""
+        from toolsets.canary.router import CanaryRouter
+
+        return CanaryRouter(self)
 
     def errors(self) -> list[LoadError]:
         return [state.error for state in self._files.values() if state.error is not None]
@@ -212,6 +241,10 @@ class PluginCatalog:
             state.refused_name = str(exc.args[1])
             self._failed(state, path, source.version, str(exc.args[0]))
             return False
+        except AwaitsStable as exc:
+            state.awaits_stable = str(exc.args[1])
+            self._failed(state, path, source.version, str(exc.args[0]))
+            return False
         except (PluginSourceError, PluginImportError, PluginSpecError, PluginLoadError, TimeoutError) as exc:
             self._failed(state, path, source.version, str(exc) or type(exc).__name__)
             return False
@@ -222,15 +255,17 @@ class PluginCatalog:
         if state.version is not None:
             retired.append(state.version)
         logger.info("plugin %s: version %s from %s is served", version.name, version.version, path.name)
-        state.version, state.error, state.refused_name = version, None, None
+        state.version, state.error, state.refused_name, state.awaits_stable = version, None, None, None
         return True
 
     async def _retry_refused(self, retired: list[PluginVersion]) -> bool:
         """A file refused for a name another file served may take the name once that file let it go."""
-        served = {state.version.name for state in self._files.values() if state.version is not None}
+        served = {s.version.name for p, s in self._files.items() if s.version is not None and not is_candidate(p)}
         changed = False
         for path, state in sorted(self._files.items()):
-            if state.refused_name is not None and state.refused_name not in served:
+            if (state.refused_name is not None and state.refused_name not in served) or (
+                state.awaits_stable is not None and state.awaits_stable in served
+            ):
                 changed |= await self._refresh(path, state.signature, retired, again=True)
         return changed
 
@@ -240,7 +275,9 @@ class PluginCatalog:
         logger.warning("plugin file %s (version %s) not loaded: %s%s", path.name, version or "-", message, keeps)
 
     def _publish(self) -> None:
-        self._published = {state.version.name: state.version for state in self._files.values() if state.version}
+        loaded = [(path, state.version) for path, state in self._files.items() if state.version is not None]
+        self._published = {version.name: version for path, version in loaded if not is_candidate(path)}
+        self._candidates = {v.name: v for path, v in loaded if is_candidate(path) and v.name in self._published}
         self.revision += 1
 
     # -- loading one version ----------------------------------------------------------------------------------
@@ -296,9 +333,18 @@ class PluginCatalog:
     def _accepted(self, spec: PluginSpec, path: Path, state: _FileState) -> PluginSpec:
         if spec.name in self.reserved():
             raise PluginSpecError(f"the name {spec.name!r} is a built-in tool's; choose another name")
+        candidate = is_candidate(path)
+        stable_served = False
         for other_path, other in self._files.items():
-            if other is not state and other.version is not None and other.version.name == spec.name:
-                raise NameRefused(f"the name {spec.name!r} is already served by {other_path.name}", spec.name)
+            if other is state or other.version is None or other.version.name != spec.name:
+                continue
+            if is_candidate(other_path) == candidate:
+                served = "is already a candidate in" if candidate else "is already served by"
+                raise NameRefused(f"the name {spec.name!r} {served} {other_path.name}", spec.name)
+            stable_served = True  # (the other kind: for a candidate, its stable file)
+        if candidate and not stable_served:
+            message = f"a candidate version of {spec.name!r}, but no stable file serves that tool yet"
+            raise AwaitsStable(message, spec.name)
         return spec
 
     def _data_dir(self, spec: PluginSpec) -> Path:
@@ -319,7 +365,7 @@ class PluginCatalog:
         create, self._create = self._create, False
         try:
             return await self._load(source, state)
-        except NameRefused as exc:
+        except (NameRefused, AwaitsStable) as exc:
             raise PluginSpecError(str(exc.args[0])) from None
         finally:
             self._create = create
@@ -339,8 +385,8 @@ class PluginCatalog:
         async with self._lock:
             versions = [state.version for state in self._files.values() if state.version is not None]
             self._files.clear()
-            if self._published:
-                self._published = {}
+            if self._published or self._candidates:
+                self._published, self._candidates = {}, {}
                 self.revision += 1
             for version in versions:
                 await version.retire()
@@ -350,6 +396,8 @@ class PluginCatalog:
         rows: list[dict[str, Any]] = []
         for path, state in sorted(self._files.items()):
             row: dict[str, Any] = {"file": path.name}
+            if is_candidate(path):
+                row["candidate"] = True
             if state.version is not None:
                 spec = state.version.spec
                 row.update(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
+from toolsets.audit.notes import Route
 from toolsets.context import ToolContext
 from toolsets.errors import ErrorCode, ToolError, ToolInputError
 from toolsets.tool import Tool
@@ -82,11 +83,15 @@ class PluginTool(Tool):
             raise ToolInputError(_described(errors))
         return PluginArguments.model_validate(arguments)
 
-    async def run(self, ctx: ToolContext[Any], arguments: BaseModel) -> BaseModel:
+    async def run(
+        self, ctx: ToolContext[Any], arguments: BaseModel, version: PluginVersion | None = None, route: Route = "stable"
+    ) -> BaseModel:
+        """Run on `version` (the canary router's choice; this tool's own version by default)."""
         from toolsets.plugins.version import json_value
 
-        value = json_value(await self.version.call(arguments.model_dump(), ctx), self.name)
-        validator = self.version.output_validator
+        version = version or self.version
+        value = json_value(await version.call(arguments.model_dump(), ctx, route), self.name)
+        validator = version.output_validator
         if validator is not None:
             errors = list(validator.iter_errors(value))
             if errors:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from toolsets.call import ToolCall, settle
-from toolsets.envelope import ToolErr, ToolOk, ToolResult
+from toolsets.envelope import ToolErr, ToolResult
 from toolsets.errors import ErrorCode
 from toolsets.plugins.catalog import PluginCatalog
 from toolsets.plugins.tool import PLUGINS_TOOLSET, PluginTool, offered_to
@@ -35,8 +35,4 @@ class PluginToolset(AbstractToolset):
     async def call_tool(self, call: ToolCall) -> ToolResult:
         if not isinstance(call.tool, PluginTool):
             return ToolErr(ErrorCode.UNKNOWN_TOOL, f"{call.tool.name} is not a plugin.")
-        return await settle(call.tool.name, _run(call))
-
-
-async def _run(call: ToolCall) -> ToolResult:
-    return ToolOk(await call.tool.run(call.ctx, call.arguments))
+        return await settle(call.tool.name, self.catalog.canary.run(call))  # the stable version, or its candidate

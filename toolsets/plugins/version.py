@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from toolsets.audit.notes import note_version
+from toolsets.audit.notes import Route, note_version
 from toolsets.context import ToolContext
 from toolsets.errors import ErrorCode, ToolError
 from toolsets.plugins.runner import CallInfo, PluginRunner
@@ -77,14 +77,15 @@ class PluginVersion:
         with anyio.fail_after(START_SECONDS):
             await self.runner.start()
 
-    async def call(self, arguments: Mapping[str, Any], ctx: ToolContext[Any]) -> Any:
-        """The plugin's result for these (validated) arguments, on this version whatever is reloaded meanwhile."""
+    async def call(self, arguments: Mapping[str, Any], ctx: ToolContext[Any], route: Route = "stable") -> Any:
+        """The plugin's result for these (validated) arguments, on this version whatever is reloaded meanwhile;
+        `route` is how the canary router chose it (for the audit line)."""
         if self._closed:
             raise ToolError(
                 f"The tool {self.name} was replaced or removed while this call waited; call it again.",
                 retryable=True,
             )
-        note_version(self.version, "stable")
+        note_version(self.version, route)
         self._active += 1
         try:
             return await self._run(dict(arguments), ctx)

@@ -1,0 +1,14 @@
+"""Canary rollout of plugin tool versions (seed 003, section 13).
+
+A candidate version is `DIR/NAME.canary.py` declaring the same tool name as a served plugin. One job a module:
+
+- routing.py: which version a call runs on (a stable hash of the `--canary-key`, so one key sees one version)
+- policy.py: shares and ladders by risk, and the thresholds of the rules
+- metrics.py: samples per tool version and their two windows (last 100 calls, last 30 minutes)
+- rules.py: promote / hold / rollback from the windows; actions.py: the state transitions (auto and operator)
+- state.py: the shared state of one tool's rollout; store.py: kept in memory (+ a JSON file for the
+  operator's command), or in Redis (bridge/redis_canary.py) so every replica routes and decides alike
+- files.py: promotion to 100% (the candidate becomes the stable file, the old one goes under DIR/.history/)
+  and hard rollback (the candidate file is disabled)
+- router.py: the per-call hook (`canary_route` middleware, `CanaryRouter.run`), samples, decisions, audit events
+"""

@@ -10,14 +10,12 @@ side by side over pipes; calls alternate between them; p50/p99 per server.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from stdio_session import StdioSession
 
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
@@ -47,46 +45,6 @@ def fifty_gates() -> str:
     return "\n\n".join(lines) + "\n"
 
 
-class Server:
-    def __init__(self, gates: Path, data: Path) -> None:
-        exe = Path(sys.executable).parent / "truloop-mcp"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "REDIS_URL"}
-        self.proc = subprocess.Popen(
-            [str(exe), "--gates", str(gates), "--data-dir", str(data), "--user", "bench", "--timezone", "UTC"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": "bench", "version": "1"}})  # fmt: skip
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message: dict[str, object]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        while True:
-            reply = json.loads(self.proc.stdout.readline())
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def call(self) -> float:
-        started = time.perf_counter()
-        reply = self.request("tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
-        elapsed = time.perf_counter() - started
-        assert not reply["result"].get("isError"), reply  # type: ignore[union-attr]
-        return elapsed
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000)
@@ -98,11 +56,14 @@ def main() -> None:
         none.write_text("builtin = false\n", encoding="utf-8")
         fifty = root / "fifty.toml"
         fifty.write_text(fifty_gates(), encoding="utf-8")
-        servers = {"no gates": Server(none, root / "a"), "50 gates": Server(fifty, root / "b")}
+        servers = {
+            name: StdioSession("--gates", str(path), "--data-dir", str(root / name[:2]), "--audit-log", "off")
+            for name, path in (("no gates", none), ("50 gates", fifty))
+        }
         samples: dict[str, list[float]] = {name: [] for name in servers}
         for round_no in range(options.warmup + options.calls):
             for name, server in servers.items():
-                elapsed = server.call()
+                elapsed, _ = server.call("get_day_of_week", {"date": "2026-03-10"})
                 if round_no >= options.warmup:
                     samples[name].append(elapsed)
         for server in servers.values():

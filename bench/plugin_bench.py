@@ -12,14 +12,12 @@ the write to that answer, p50 and max over the rounds.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from stdio_session import StdioSession
 
 PLUGIN = """TOOL_SPEC = {{
     "name": "echo_text",
@@ -34,55 +32,10 @@ def run(input_data, context):
 """
 
 
-class Server:
-    def __init__(self, tools: Path, data: Path, isolation: str) -> None:
-        exe = Path(sys.executable).parent / "truloop-mcp"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "REDIS_URL"}
-        args = [
-            "--tools-dir",
-            str(tools),
-            "--plugin-isolation",
-            isolation,
-            "--data-dir",
-            str(data),
-            "--audit-log",
-            "off",
-        ]
-        self.proc = subprocess.Popen(
-            [str(exe), *args, "--user", "bench", "--timezone", "UTC"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": "bench", "version": "1"}})  # fmt: skip
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message: dict[str, object]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        while True:
-            reply = json.loads(self.proc.stdout.readline())
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def call(self, name: str, arguments: dict[str, object]) -> tuple[float, dict[str, object]]:
-        started = time.perf_counter()
-        reply = self.request("tools/call", {"name": name, "arguments": arguments})
-        elapsed = time.perf_counter() - started
-        result = reply.get("result")
-        assert isinstance(result, dict) and not result.get("isError"), reply
-        return elapsed, result
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=20)
+def Server(tools: Path, data: Path, isolation: str) -> StdioSession:  # noqa: N802 - reads as a constructor
+    return StdioSession(
+        "--tools-dir", str(tools), "--plugin-isolation", isolation, "--data-dir", str(data), "--audit-log", "off"
+    )
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -7,6 +7,7 @@ Every wrapper's `call_tool` returns a `ToolResult`; exceptions (a tool's `ToolEr
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections.abc import Awaitable
@@ -24,8 +25,12 @@ from toolsets.tool import Tool
 logger = logging.getLogger("truloop.dispatch")
 
 
+_PROCESS = os.urandom(6).hex()  # unique per process, so ids from several replicas never collide
+_NEXT = itertools.count(1)
+
+
 def new_call_id() -> str:
-    return "tc_" + os.urandom(8).hex()
+    return f"tc_{_PROCESS}{next(_NEXT):x}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,10 +23,12 @@ class CombinedToolset(AbstractToolset):
     def __init__(self, name: str, *members: AbstractToolset) -> None:
         self.name = name
         self.members = members
+        # members that never change (a plain Toolset) need not be asked on every lookup
+        self._changing = tuple(m for m in members if type(m).revision is not AbstractToolset.revision)
         self._cache: tuple[int, Owners, dict[str, Tool]] | None = None
 
     def revision(self) -> int:
-        return sum(member.revision() for member in self.members)  # each only grows, so the sum changes with any
+        return sum(member.revision() for member in self._changing)  # each only grows, so the sum changes with any
 
     def _composed(self) -> tuple[Owners, dict[str, Tool]]:
         revision = self.revision()

@@ -34,7 +34,10 @@ def tracer() -> Tracer:
 
 
 async def trace_call(call: ToolCall, call_next: CallNext) -> ToolResult:
-    from opentelemetry.trace import SpanKind
+    from opentelemetry.trace import ProxyTracerProvider, SpanKind, get_tracer_provider
+
+    if isinstance(get_tracer_provider(), ProxyTracerProvider):  # no SDK installed: its spans record nothing
+        return await call_next(call)
 
     attributes = _attributes(call.tool.name, call.call_id, call.ctx)
     with tracer().start_as_current_span(

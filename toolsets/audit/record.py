@@ -6,12 +6,13 @@ renders them: arguments dumped and masked, the time formatted, the JSON encoded.
 
 from __future__ import annotations
 
-import json
+import functools
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+from pydantic_core import to_json
 
 from toolsets.audit.masking import Masker
 
@@ -48,7 +49,12 @@ class AuditRecord(BaseModel):
 def rfc3339(epoch: float) -> str:
     """2026-03-10T00:00:00.000Z"""
     seconds = int(epoch)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int((epoch - seconds) * 1000):03d}Z"
+    return _second(seconds) + f".{int((epoch - seconds) * 1000):03d}Z"
+
+
+@functools.lru_cache(maxsize=4)
+def _second(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 def masked_arguments(arguments: Any, masker: Masker) -> Any:
@@ -66,4 +72,4 @@ def render(entry: Entry, arguments: Any) -> str:
     line["ts"] = rfc3339(entry["ts"])
     if "arguments" in line:
         line["arguments"] = arguments
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
+    return to_json(line, fallback=str).decode()

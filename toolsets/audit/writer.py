@@ -66,7 +66,7 @@ class AuditLog:
         self.max_bytes = max_bytes
         self.keep = keep
         self.masker = Masker(known_secrets)
-        self._queue: queue.Queue[Entry] = queue.Queue(maxsize=queue_size)
+        self._queue: queue.Queue[str] = queue.Queue(maxsize=queue_size)  # rendered lines
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._file: IO[str] | None = None
@@ -86,8 +86,16 @@ class AuditLog:
     # -- the call path ---------------------------------------------------------------------------------
 
     def emit(self, entry: Entry) -> None:
+        # Rendered here, on the caller's thread (~13 us): the writer thread then only joins and writes, so it
+        # holds the GIL for moments, not for the masking of every line (which stalled the event loop).
         try:
-            self._queue.put_nowait(entry)
+            line = self._render(entry)
+        except Exception:
+            logger.exception("an audit entry could not be rendered")
+            self._drop(1, "unrenderable entry")
+            return
+        try:
+            self._queue.put_nowait(line)
         except queue.Full:
             self._drop(1, "queue full")
             return
@@ -156,16 +164,7 @@ class AuditLog:
                 self._masked[key] = (arguments, masked)
         return render(entry, masked) + "\n"
 
-    def _write(self, batch: list[Entry]) -> None:
-        lines: list[str] = []
-        for entry in batch:
-            try:
-                lines.append(self._render(entry))
-            except Exception:
-                logger.exception("an audit entry could not be rendered")
-                self._drop(1, "unrenderable entry")
-        if not lines:
-            return
+    def _write(self, lines: list[str]) -> None:
         if self._stream is not None:
             try:
                 self._stream.write("".join(lines))

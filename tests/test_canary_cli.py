@@ -59,5 +59,7 @@ async def test_operator_commands_change_the_rollout_and_are_audited(tmp_path: Pa
     missing = canary("promote", "nothing", data=data)
     assert missing.returncode == 1 and "no canary rollout of 'nothing'" in missing.stderr
     lines = [json.loads(line) for line in (data / "audit" / "tool-calls.jsonl").read_text().splitlines()]
-    decisions = [(d["action"], d["by"]) for d in lines if d["event"] == "canary_decision"]
+    # two processes append to the log, each in batches: their order in the file is not their order in time
+    in_time = sorted((d for d in lines if d["event"] == "canary_decision"), key=lambda d: d["ts"])
+    decisions = [(d["action"], d["by"]) for d in in_time]
     assert decisions == [("start", "auto"), ("hold", "operator"), ("promote", "operator"), ("rollback", "operator")]

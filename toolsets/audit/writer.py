@@ -9,12 +9,13 @@ file), so idle servers and short-lived test servers hold no thread; at exit, que
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import collections
 import contextlib
 import glob
 import logging
 import os
-import queue
 import stat
 import sys
 import threading
@@ -32,6 +33,7 @@ logger = logging.getLogger("truloop.audit")
 QUEUE_SIZE = 10_000
 BATCH = 512  # lines written per write() at most
 BATCH_WAIT = 0.05  # seconds the thread lets lines gather before it writes them
+RENDER_DELAY = 0.002  # seconds between a call's entries and their rendering on the event loop
 IDLE_SECONDS = 2.0  # the thread ends after this long without lines
 DEGRADED_SECONDS = 60.0  # health() says degraded this long after the last dropped line
 RETRY_SECONDS = 1.0  # after a failed write, lines are dropped (counted) this long before the file is tried again
@@ -66,7 +68,15 @@ class AuditLog:
         self.max_bytes = max_bytes
         self.keep = keep
         self.masker = Masker(known_secrets)
-        self._queue: queue.Queue[str] = queue.Queue(maxsize=queue_size)  # rendered lines
+        # Rendered lines. A deque's append and popleft are atomic, so the call path takes no lock and wakes
+        # no thread; the writer polls every BATCH_WAIT while lines come. `_emitted` is counted by the callers'
+        # thread, `_settled` (written or dropped) by the writer: each has one writer, so both stay exact.
+        self._lines: collections.deque[str] = collections.deque()
+        self._capacity = queue_size
+        self._emitted = 0
+        self._settled = 0
+        self._pending: list[Entry] = []  # emitted on an event loop, rendered RENDER_DELAY later
+        self._scheduled = False
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._file: IO[str] | None = None
@@ -86,33 +96,55 @@ class AuditLog:
     # -- the call path ---------------------------------------------------------------------------------
 
     def emit(self, entry: Entry) -> None:
-        # Rendered here, on the caller's thread (~13 us): the writer thread then only joins and writes, so it
-        # holds the GIL for moments, not for the masking of every line (which stalled the event loop).
+        """Take a call's entry. On an event loop it is rendered a moment later, after the call has answered
+        (so masking and encoding are off the call's latency); elsewhere at once. Either way it is rendered on
+        the caller's thread: the writer thread only joins and writes, holding the GIL for moments."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._accept(entry)
+            return
+        if len(self._pending) >= self._capacity:
+            self._drop(1, "queue full")
+            return
+        self._pending.append(entry)
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_later(RENDER_DELAY, self._render_pending)
+
+    def _render_pending(self) -> None:
+        self._scheduled = False
+        pending, self._pending = self._pending, []
+        for entry in pending:
+            self._accept(entry)
+
+    def _accept(self, entry: Entry) -> None:
         try:
             line = self._render(entry)
         except Exception:
             logger.exception("an audit entry could not be rendered")
             self._drop(1, "unrenderable entry")
             return
-        try:
-            self._queue.put_nowait(line)
-        except queue.Full:
+        if len(self._lines) >= self._capacity:
             self._drop(1, "queue full")
             return
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._run, name="truloop-audit", daemon=True)
-                    self._thread.start()
+        self._emitted += 1
+        self._lines.append(line)
+        with self._lock:  # uncontended; makes "the writer saw no lines and ended" and this check one order
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="truloop-audit", daemon=True)
+                self._thread.start()
 
     def health(self) -> Health:
         recent = self.last_drop is not None and time.monotonic() - self.last_drop < DEGRADED_SECONDS
         return "degraded" if recent else "ok"
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until every queued line is written or dropped; False if that took longer than `timeout`."""
+        """Wait until every queued line is written or dropped; False if that took longer than `timeout`.
+        Call it from the thread that emits (or after its event loop ended)."""
+        self._render_pending()
         deadline = time.monotonic() + timeout
-        while self._queue.unfinished_tasks:
+        while self._emitted > self._settled:
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.005)
@@ -122,27 +154,29 @@ class AuditLog:
 
     def _run(self) -> None:
         try:
+            idle_since = time.monotonic()
             while True:
-                try:
-                    first = self._queue.get(timeout=IDLE_SECONDS)
-                except queue.Empty:
+                if not self._lines:
+                    if time.monotonic() - idle_since < IDLE_SECONDS:
+                        time.sleep(BATCH_WAIT)
+                        continue
                     with self._lock:
-                        if self._queue.empty():  # an emit after this sees no thread and starts one
+                        if not self._lines:  # an emit after this sees no thread and starts one
                             self._thread = None
                             self._close_file()
                             return
                     continue
-                if self._queue.qsize() < BATCH:
-                    time.sleep(BATCH_WAIT)  # gather lines: one wake-up (and one write) for many calls
-                batch = [first]
-                with contextlib.suppress(queue.Empty):
+                if len(self._lines) < BATCH:
+                    time.sleep(BATCH_WAIT)  # gather lines: one write for many calls
+                batch: list[str] = []
+                with contextlib.suppress(IndexError):
                     while len(batch) < BATCH:
-                        batch.append(self._queue.get_nowait())
+                        batch.append(self._lines.popleft())
                 try:
                     self._write(batch)
                 finally:
-                    for _ in batch:
-                        self._queue.task_done()
+                    self._settled += len(batch)
+                idle_since = time.monotonic()
         except BaseException:  # never reached in practice; keeps the counters honest if it is
             logger.exception("the audit writer stopped")
             with self._lock:

@@ -167,14 +167,14 @@ async def test_redis_restart_fails_lost_calls_fast_and_reannounces_devices(
                 await delivered.wait()
             private_redis.stop()
             private_redis.start()  # no persistence: the pending call and the presence are gone
-            with anyio.fail_after(8):  # well before the 60 s deferred timeout: the lost call fails fast
+            with anyio.fail_after(20):  # well before the 60 s deferred timeout: the lost call fails fast
                 await returned.wait()
             lost = outcome["result"]
             assert error_of(lost)["code"] == "bridge_unavailable" and error_of(lost)["retryable"] is True
 
             answering.set()
-            with anyio.fail_after(8):  # presence comes back from the reconnect, not the 60 s heartbeat
-                await eventually(lambda: bridge.backend.online("alice"))
+            with anyio.fail_after(25):  # presence comes back from the reconnect, not the 60 s heartbeat
+                await eventually(lambda: bridge.backend.online("alice"), 20)
                 after = await client.call_tool("confirm_interaction", CONFIRM)
             assert after.structured_content == {"confirmed": True}, after.content
         tg.cancel_scope.cancel()

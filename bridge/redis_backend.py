@@ -102,27 +102,29 @@ class RedisBackend:
         delay = 0.2
         lost = False
         while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            if lost:  # pooled connections from before the restart are dead: open fresh ones, the pubsub's too
+                with contextlib.suppress(Exception):
+                    await self._redis.connection_pool.disconnect()
+            pubsub = self._redis.pubsub()
             try:
                 await pubsub.subscribe(results, devices)
+                confirmed = 0
+                while confirmed < 2:  # only once Redis confirmed both is anyone told the bridge is back
+                    message = await pubsub.get_message(timeout=1.0)
+                    if message is not None and message["type"] == "subscribe":
+                        confirmed += 1
+                    elif message is not None:
+                        self._relay(message, results)
                 self.listening.set()
                 delay = 0.2
                 if lost:
                     lost = False
                     logger.warning("Redis subscription restored")
-                    # pooled connections from before the restart are dead: open fresh ones
-                    with contextlib.suppress(Exception):
-                        await self._redis.connection_pool.disconnect()
                     await self.on_reconnect()
                 while True:
                     message = await pubsub.get_message(timeout=1.0)
-                    if message is None:
-                        continue
-                    if message["channel"] == results:
-                        self.on_result(message["data"])
-                    else:
-                        payload = json.loads(message["data"])
-                        self.on_envelope(payload["user"], payload["envelope"])
+                    if message is not None:
+                        self._relay(message, results)
             except anyio.get_cancelled_exc_class():
                 raise
             except Exception as exc:
@@ -135,6 +137,15 @@ class RedisBackend:
                 with contextlib.suppress(Exception):
                     with anyio.CancelScope(shield=True):
                         await pubsub.aclose()
+
+    def _relay(self, message: dict[str, Any], results: str) -> None:
+        if message["type"] != "message":
+            return
+        if message["channel"] == results:
+            self.on_result(message["data"])
+        else:
+            payload = json.loads(message["data"])
+            self.on_envelope(payload["user"], payload["envelope"])
 
     async def ping(self) -> None:
         await self._redis.ping()

@@ -28,6 +28,11 @@ MODERN = "2026-07-28"
 _STATE_VERSION = 1
 
 
+def is_modern(protocol_version: str | None) -> bool:
+    """2026-07-28 or later: no back-channel, no sessions; questions leave as `InputRequiredResult`."""
+    return is_version_at_least(protocol_version or "", MODERN)
+
+
 class CannotAsk(Exception):  # noqa: N818
     """This client cannot be asked (no elicitation capability, or no back-channel)."""
 
@@ -37,7 +42,7 @@ class McpAsker:
 
     def __init__(self, context: Context) -> None:
         self._ctx = context
-        self.modern = is_version_at_least(context.protocol_version or "", MODERN)
+        self.modern = is_modern(context.protocol_version)
         self._answers: dict[str, dict[str, Any]] = {}
         if self.modern:
             self._restore(context.request_state, context.input_responses)

@@ -15,8 +15,6 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from mcp_types.version import is_version_at_least
-
 from toolsets.context import Caller
 from toolsets.conversation import Conversation, ConversationState, MemoryConversation
 from toolsets.envelope import ToolErr
@@ -26,7 +24,6 @@ from toolsets.gates import GateSet
 from toolsets.tool import Tool
 from toolsets.toolset import AbstractToolset
 
-MODERN = "2026-07-28"
 LOADERS = frozenset({"list_toolsets", "load_toolset"})
 
 Exposure = Literal["full", "progressive"]
@@ -34,10 +31,6 @@ Exposure = Literal["full", "progressive"]
 
 class Conversations(Protocol):
     def get(self, key: str) -> Conversation: ...
-
-
-def is_modern(protocol_version: str | None) -> bool:
-    return is_version_at_least(protocol_version or "", MODERN)
 
 
 class ToolExposure:

@@ -21,7 +21,6 @@ from toolsets.toolset import AbstractToolset, Toolset
 exposure_toolset = Toolset("exposure")
 
 ALWAYS_ON = frozenset({"datetime", "exposure"})  # toolsets a progressive session starts with
-MODERN = "2026-07-28"
 
 
 class ToolsetSummary(BaseModel):

@@ -19,13 +19,15 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.deferred import DeferredRouter
+from bridge.elicitation import is_modern
 from bridge.service import DeviceBridge
 from server.call_ports import CallPorts
-from server.exposure import ToolExposure, is_modern
+from server.exposure import ToolExposure
 from server.identity import Surface
 from server.results import to_mcp_result, to_mcp_tool
 from toolsets.context import Caller, RequestInfo, ToolContext
 from toolsets.conversation import ConversationState, MemoryConversation, MemoryConversations
+from toolsets.directory import enter_directory
 from toolsets.dispatch import dispatch
 from toolsets.gates import GateSet
 from toolsets.plugins.deployment import plugin_catalog
@@ -183,9 +185,8 @@ class TruloopMCP(MCPServer):
         """Users enter the directory on first use, from their token's claims (or as `--user` on stdio)."""
         if self.services is None or self._known_users.get(caller.user_id) == caller.role:
             return
-        claims = dict(caller.claims) or {"sub": caller.user_id}
         try:
-            await self.services.users.ensure_from_claims(claims, caller.role)
+            await enter_directory(self.services.users, caller)
         except Exception:
             logger.warning("could not record user %s in the directory", caller.user_id, exc_info=True)
             return

@@ -137,6 +137,7 @@ def runner_for(
     `deferred` answers deferred tools (a resolver that reaches the device); without one they reply `no_route`.
     The caller enters the user directory on the first call, as on an MCP server.
     """
+    from toolsets.directory import enter_directory
     from toolsets.profiles import profile as named_profile
 
     who = Caller(user_id=caller) if isinstance(caller, str) else caller
@@ -147,7 +148,7 @@ def runner_for(
         request = RequestInfo(request_id=call.call_id, transport=transport, profile=toolset.name)
         return ToolContext(caller=who, deps=services, request=request, confirm_policy=confirm_policy, deferred=resolver)
 
-    async def enter_directory() -> None:
-        await services.users.ensure_from_claims(dict(who.claims) or {"sub": who.user_id}, who.role)
+    async def before_first_call() -> None:
+        await enter_directory(services.users, who)
 
-    return InteropRunner(toolset, context, concurrency=concurrency, before_first_call=enter_directory)
+    return InteropRunner(toolset, context, concurrency=concurrency, before_first_call=before_first_call)

@@ -116,3 +116,17 @@ def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     with fresh_schema(postgres_or_fail()) as url:
         monkeypatch.setattr(support, "STORE_URL", url)
         yield "postgresql"
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Path:
+    """An empty tools folder (`--tools-dir`)."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    """The server's data folder (created by the server)."""
+    return tmp_path / "data"

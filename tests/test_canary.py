@@ -51,18 +51,6 @@ def run(input_data, context):
 """
 
 
-@pytest.fixture
-def tools(tmp_path: Path) -> Path:
-    folder = tmp_path / "tools"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    return tmp_path / "data"
-
-
 def install(tools: Path, candidate: str, **spec: Any) -> None:
     (tools / "lookup.py").write_text(plugin_source("lookup", STABLE, output_schema=OUTPUT, **spec))
     write(tools / "lookup.canary.py", plugin_source("lookup", candidate, output_schema=OUTPUT, **spec))

@@ -31,18 +31,6 @@ TEXT_SCHEMA = {
 }
 
 
-@pytest.fixture
-def tools(tmp_path: Path) -> Path:
-    folder = tmp_path / "tools"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    return tmp_path / "data"
-
-
 def names(result: types.ListToolsResult) -> set[str]:
     return {tool.name for tool in result.tools}
 

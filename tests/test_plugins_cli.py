@@ -23,13 +23,6 @@ def tools_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([TRULOOP, "tools", *args], capture_output=True, text=True, env=child_env(), timeout=60)
 
 
-@pytest.fixture
-def tools(tmp_path: Path) -> Path:
-    folder = tmp_path / "tools"
-    folder.mkdir()
-    return folder
-
-
 def test_tools_list_shows_versions_and_load_errors(tools: Path, tmp_path: Path) -> None:
     (tools / "echo_text.py").write_text(GOOD)
     (tools / "broken.py").write_text("TOOL_SPEC = {\n")

@@ -29,18 +29,6 @@ def run(input_data, context):
 """
 
 
-@pytest.fixture
-def tools(tmp_path: Path) -> Path:
-    folder = tmp_path / "tools"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    return tmp_path / "data"
-
-
 async def test_a_plugin_runs_in_its_own_worker_process(tools: Path, data: Path) -> None:
     import os
 

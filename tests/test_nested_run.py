@@ -17,8 +17,9 @@ from tests.support import MODES, answering, server_for
 WITH_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability())
 
 
-def forgetting_model(memory_id: str, outcomes: list[dict[str, Any]]) -> Any:
-    """A composing model that first tries to forget a memory, then writes the notification."""
+def composing_model(tool: str, arguments: dict[str, Any], outcomes: list[dict[str, Any]]) -> Any:
+    """A composing model that first calls `tool` (inside send_message_to_user), then writes the notification;
+    `outcomes` gets the tool's result as the model saw it."""
 
     async def callback(context: Any, params: types.CreateMessageRequestParams) -> Any:
         last = params.messages[-1].content_as_list
@@ -26,8 +27,7 @@ def forgetting_model(memory_id: str, outcomes: list[dict[str, Any]]) -> Any:
         if not results:
             return types.CreateMessageResultWithTools(
                 role="assistant", model="test-model", stop_reason="toolUse",
-                content=[types.ToolUseContent(type="tool_use", id="t1", name="forget_memory",
-                                              input={"memory_id": memory_id})],
+                content=[types.ToolUseContent(type="tool_use", id="t1", name=tool, input=arguments)],
             )  # fmt: skip
         outcomes.append(json.loads(results[0].content[0].text))  # type: ignore[union-attr]
         return types.CreateMessageResult(
@@ -63,7 +63,8 @@ async def test_forget_memory_inside_the_composing_model_follows_the_confirm_poli
         extra["elicitation_callback"] = answering(answer, {"confirm": answer == "accept"}, seen=asked)
     client = Client(
         server_for(user="alice", services=services, confirm=policy), mode=mode,
-        sampling_callback=forgetting_model(memory.id, outcomes), sampling_capabilities=WITH_TOOLS, **extra,
+        sampling_callback=composing_model("forget_memory", {"memory_id": memory.id}, outcomes),
+        sampling_capabilities=WITH_TOOLS, **extra,
     )  # fmt: skip
     async with client:
         sent = await client.call_tool("send_message_to_user", {"recipient": "bob", "message": "hi"})
@@ -80,24 +81,7 @@ async def test_forget_memory_inside_the_composing_model_follows_the_confirm_poli
         assert asked and "forget_memory" in asked[0]
 
 
-def checking_model(outcomes: list[dict[str, Any]]) -> Any:
-    """A composing model that checks a device permission (a deferred tool), then writes the notification."""
-
-    async def callback(context: Any, params: types.CreateMessageRequestParams) -> Any:
-        last = params.messages[-1].content_as_list
-        results = [block for block in last if isinstance(block, types.ToolResultContent)]
-        if not results:
-            return types.CreateMessageResultWithTools(
-                role="assistant", model="test-model", stop_reason="toolUse",
-                content=[types.ToolUseContent(type="tool_use", id="t1", name="get_permission_status",
-                                              input={"notification_message": "Checking", "permission": "location"})],
-            )  # fmt: skip
-        outcomes.append(json.loads(results[0].content[0].text))  # type: ignore[union-attr]
-        return types.CreateMessageResult(
-            role="assistant", model="test-model", content=types.TextContent(type="text", text="Alice is nearby")
-        )
-
-    return callback
+CHECK_LOCATION = {"notification_message": "Checking", "permission": "location"}
 
 
 @pytest.mark.anyio
@@ -107,7 +91,8 @@ async def test_device_tools_inside_the_composing_model_reach_the_users_side(tmp_
     outcomes: list[dict[str, Any]] = []
     client = Client(
         server_for(user="alice", services=services), mode=mode,
-        sampling_callback=checking_model(outcomes), sampling_capabilities=WITH_TOOLS,
+        sampling_callback=composing_model("get_permission_status", CHECK_LOCATION, outcomes),
+        sampling_capabilities=WITH_TOOLS,
         elicitation_callback=answering("accept", {"status": "granted"}),
     )  # fmt: skip
     async with client:

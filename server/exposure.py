@@ -33,6 +33,12 @@ class Conversations(Protocol):
     def get(self, key: str) -> Conversation: ...
 
 
+def connection_of(session: Any) -> Any:
+    """The client connection behind a request's session: the identity of a handshake-era session (one per stdio
+    process, one per HTTP session id). The SDK offers no public handle on it, so this reads its private one."""
+    return getattr(session, "_connection", None)
+
+
 class ToolExposure:
     def __init__(self, exposure: Exposure, gates: GateSet, conversations: Conversations) -> None:
         self.exposure = exposure
@@ -49,9 +55,7 @@ class ToolExposure:
     def conversation(self, session: Any, caller: Caller, profile: str, modern: bool) -> Conversation:
         if modern:
             return self._conversations.get(f"{caller.user_id}:{profile}")
-        # The SDK offers no public handle on the connection behind a request; its private one is the
-        # identity of a handshake-era session (one per stdio process, one per HTTP session id).
-        connection = getattr(session, "_connection", None) or session
+        connection = connection_of(session) or session
         state = self._sessions.get(connection)
         if state is None:
             state = self._sessions[connection] = ConversationState()

@@ -22,7 +22,7 @@ from bridge.deferred import DeferredRouter
 from bridge.elicitation import is_modern
 from bridge.service import DeviceBridge
 from server.call_ports import CallPorts
-from server.exposure import ToolExposure
+from server.exposure import ToolExposure, connection_of
 from server.identity import Surface
 from server.results import to_mcp_result, to_mcp_tool
 from toolsets.context import Caller, RequestInfo, ToolContext
@@ -97,7 +97,7 @@ class TruloopMCP(MCPServer):
 
     def _remember(self, session: Any) -> None:
         """A handshake-era connection, to tell when plugins change the tools (it has listed or called tools)."""
-        connection = getattr(session, "_connection", None)  # the SDK offers no public handle on it
+        connection = connection_of(session)
         if connection is not None:
             self._connections.add(connection)
 

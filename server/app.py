@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
 from bridge.delivery import DeviceDelivery
 from bridge.pending import BridgeBackend, MemoryBackend
@@ -15,6 +16,9 @@ from server.mcp_server import TruloopMCP
 from server.settings import Settings
 from toolsets.context import Caller
 from toolsets.services import Services
+
+if TYPE_CHECKING:
+    from toolsets.gates import GateSet
 
 
 def default_caller(settings: Settings) -> Caller:
@@ -52,10 +56,10 @@ def build_services(settings: Settings, bridge: DeviceBridge | None = None) -> Se
         docs_dir=settings.resolved_docs_dir,
         keys=settings.upstream_keys,
         database_url=settings.database_url,
+        open_audit=functools.partial(open_audit_log, settings),  # on the first audit line, not at start
     )
     if bridge is not None:
         services.delivery = DeviceDelivery(bridge)
-    services.audit = open_audit_log(settings)
     return services
 
 
@@ -94,7 +98,6 @@ def build_server(
 def build_exposure(settings: Settings, *, progressive_allowed: bool = True) -> ToolExposure:
     """The deployment's exposure mode and gates; conversations of 2026-07-28 callers in Redis when configured."""
     from toolsets.conversation import MemoryConversations
-    from toolsets.gates import BUILTIN_GATES, GateSet, load_gates
 
     conversations: Conversations
     if settings.redis_url is not None:
@@ -104,10 +107,17 @@ def build_exposure(settings: Settings, *, progressive_allowed: bool = True) -> T
     else:
         conversations = MemoryConversations()
     exposure = settings.exposure if progressive_allowed else "full"
-    if settings.gates is None:
-        gates = GateSet(BUILTIN_GATES)  # checked by the tests; checking here would load every toolset at start
-    else:
-        from toolsets.profiles import tool_arguments
+    if settings.gates is None:  # built on first use, not to answer initialize
+        return ToolExposure(exposure, builtin_gates, conversations)
+    from toolsets.gates import load_gates
+    from toolsets.profiles import tool_arguments
 
-        gates = load_gates(settings.gates, tool_arguments())
-    return ToolExposure(exposure, gates, conversations)
+    return ToolExposure(exposure, load_gates(settings.gates, tool_arguments()), conversations)
+
+
+def builtin_gates() -> GateSet:
+    """The gates that apply without a gates file (checked against the tools by the tests; checking them here would
+    load every toolset)."""
+    from toolsets.gates import BUILTIN_GATES, GateSet
+
+    return GateSet(BUILTIN_GATES)

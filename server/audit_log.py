@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
 from server.settings import Settings
-from toolsets.audit.writer import AuditLog, stderr_or_stdout
+
+if TYPE_CHECKING:
+    from toolsets.audit.writer import AuditLog
 
 
 def open_audit_log(settings: Settings) -> AuditLog | None:
+    """The writer (created at once; `Services.open_audit` defers this call to the first audit line)."""
+    from toolsets.audit.writer import AuditLog, stderr_or_stdout
+
     target = settings.audit_target
     if target == "off":
         return None
@@ -37,6 +43,8 @@ def known_secrets(settings: Settings) -> Iterator[str]:
 
 def audit_health(log: object) -> dict[str, object]:
     """The /healthz fields: `audit` ok | degraded (lines dropped in the last minute) | off, and the drop count."""
+    from toolsets.audit.writer import AuditLog
+
     if not isinstance(log, AuditLog):
         return {"audit": "off"}
     report: dict[str, object] = {"audit": log.health(), "audit_dropped": log.dropped}

@@ -1,11 +1,13 @@
 """One MCP tool call's ports (confirmer, composer, deferred resolver), built only when a tool uses one.
 
 Most calls ask nothing of the client; building an asker, a confirmer, a composer and a router for
-each of them cost more than some tools themselves.
+each of them cost more than some tools themselves. Even the SDK's `Context` the asker needs is made
+only when a port is first used (`context` is a function that makes it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -15,14 +17,23 @@ from toolsets.context import ComposeRequest, ConfirmRequest, Decision, DeferredC
 
 
 class CallPorts:
-    __slots__ = ("_asker", "_bridge", "_context", "_stdio", "_timeout")
+    __slots__ = ("_asker", "_bridge", "_context", "_made", "_stdio", "_timeout")
 
-    def __init__(self, context: Context, bridge: DeviceBridge | None, *, timeout: float, stdio: bool) -> None:
+    def __init__(
+        self, context: Callable[[], Context], bridge: DeviceBridge | None, *, timeout: float, stdio: bool
+    ) -> None:
         self._context = context
+        self._made: Context | None = None
         self._bridge = bridge
         self._timeout = timeout
         self._stdio = stdio
         self._asker: Any = None
+
+    @property
+    def context(self) -> Context:
+        if self._made is None:
+            self._made = self._context()
+        return self._made
 
     @property
     def asker(self) -> Any:
@@ -30,7 +41,7 @@ class CallPorts:
         if self._asker is None:
             from bridge.elicitation import McpAsker
 
-            self._asker = McpAsker(self._context)
+            self._asker = McpAsker(self.context)
         return self._asker
 
     async def confirm(self, request: ConfirmRequest) -> Decision:
@@ -47,6 +58,6 @@ class CallPorts:
         from bridge.deferred import DeferredRouter
 
         router = DeferredRouter(
-            self._bridge, self.asker, timeout=self._timeout, progress=self._context.report_progress, stdio=self._stdio
+            self._bridge, self.asker, timeout=self._timeout, progress=self.context.report_progress, stdio=self._stdio
         )
         return await router.resolve(call)

@@ -7,31 +7,33 @@ confirmation port.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import secrets
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
+from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
 
-from bridge.deferred import DeferredRouter
 from bridge.elicitation import is_modern
 from bridge.service import DeviceBridge
 from server.call_ports import CallPorts
 from server.exposure import ToolExposure, connection_of
 from server.identity import Surface
-from server.results import to_mcp_result, to_mcp_tool
+from server.lean_path import LeanPath
 from toolsets.context import Caller, RequestInfo, ToolContext
 from toolsets.conversation import ConversationState, MemoryConversation, MemoryConversations
-from toolsets.directory import enter_directory
-from toolsets.dispatch import dispatch
-from toolsets.gates import GateSet
-from toolsets.plugins.deployment import plugin_catalog
-from toolsets.tool import Tool
+from toolsets.plugins.changes import plugin_tool_changes
+
+if TYPE_CHECKING:
+    from toolsets.envelope import ToolResult
+    from toolsets.tool import Tool
 
 logger = logging.getLogger("truloop.server")
 
@@ -68,14 +70,16 @@ class TruloopMCP(MCPServer):
         # by id(tool), holding the tool so its id is not reused while cached (plugin tools come and go)
         self._published_cache: dict[int, tuple[Tool, types.Tool]] = {}
         self._wire_lists: dict[tuple[int, ...], tuple[tuple[Tool, ...], dict[str, Any]]] = {}
+        self._answered_lists: dict[tuple[tuple[int, ...], str], tuple[tuple[Tool, ...], dict[str, Any]]] = {}
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
-        plugin_catalog.changes.subscribe(self.announce_tools_changed)
+        plugin_tool_changes.subscribe(self.announce_tools_changed)
         self._known_users: dict[str, str] = {}
-        self.exposure = exposure or ToolExposure("full", GateSet(), MemoryConversations())
+        self.exposure = exposure or ToolExposure("full", _no_gates, MemoryConversations())
         low = self._lowlevel_server
         if not tracing_configured():  # the SDK's span per message costs every call, even with no exporter
             low.middleware[:] = [m for m in low.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
+        low.middleware.append(LeanPath(self))
         low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._tools_list)
         # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
@@ -91,6 +95,8 @@ class TruloopMCP(MCPServer):
         for tool in tools:
             found = cache.get(id(tool))
             if found is None or found[0] is not tool:
+                from server.results import to_mcp_tool
+
                 found = cache[id(tool)] = (tool, to_mcp_tool(tool))
             published.append(found[1])
         return published
@@ -117,12 +123,37 @@ class TruloopMCP(MCPServer):
         return self._published(await self.exposure.visible(toolset, True, MemoryConversation(ConversationState())))
 
     async def _tools_list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        tools = _listing.get()
+        if tools is None:
+            tools = await self._visible_tools(ctx)
+        return self._wire_list(tools)
+
+    async def _visible_tools(self, request: ServerRequestContext[Any, Any]) -> list[Tool]:
         caller, toolset = self.surface.resolve()
-        modern = is_modern(ctx.protocol_version)
+        modern = is_modern(request.protocol_version)
         if not modern:
-            self._remember(ctx.session)
-        conversation = self.exposure.conversation(ctx.session, caller, toolset.name, modern)
-        return self._wire_list(await self.exposure.visible(toolset, modern, conversation))
+            self._remember(request.session)
+        conversation = self.exposure.conversation(request.session, caller, toolset.name, modern)
+        return await self.exposure.visible(toolset, modern, conversation)
+
+    async def lean_list(self, request: ServerRequestContext[Any, Any], call_next: CallNext) -> dict[str, Any]:
+        """`tools/list` (server/lean_path.py): the SDK's answer for this list of tools, made once per list and
+        protocol version; the handler gets the same list through `_listing`."""
+        tools = await self._visible_tools(request)
+        key = (tuple(id(tool) for tool in tools), request.protocol_version)
+        cached = self._answered_lists.get(key)
+        if cached is None or any(a is not b for a, b in zip(cached[0], tools, strict=True)):
+            token = _listing.set(tools)
+            try:
+                answer = await call_next(request)
+            finally:
+                _listing.reset(token)
+            if not isinstance(answer, dict):
+                return answer  # type: ignore[return-value]
+            if len(self._answered_lists) > 256:
+                self._answered_lists.clear()
+            cached = self._answered_lists[key] = (tuple(tools), answer)
+        return dict(cached[1])
 
     def _wire_list(self, tools: list[Tool]) -> dict[str, Any]:
         """The `tools/list` result in its wire form, built once per distinct list (the SDK copies the top level)."""
@@ -140,21 +171,54 @@ class TruloopMCP(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
-        caller, toolset = self.surface.resolve()
-        ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
-        if context is None or not _in_request(context):
+        from server.results import to_mcp_result
+        from toolsets.dispatch import dispatch
+
+        request = None if context is None else _request_of(context)
+        if context is None or request is None:
+            caller, toolset = self.surface.resolve()
+            ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
             if self.bridge is not None:
+                from bridge.deferred import DeferredRouter
+
                 ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
             await self._enter_directory(caller)
             return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
+        return to_mcp_result(await self._run(name, arguments, request, lambda: context))
 
-        ctx.request = self._request_info(context, toolset.name)
+    async def lean_call(
+        self, request: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A handshake-era `tools/call` whose params server/lean_path.py checked, answered in its wire form."""
+
+        def context() -> Context:
+            params = types.CallToolRequestParams.model_validate(request.params, by_name=False)
+            return Context(
+                request_context=request, mcp_server=self, input_params=params, subscriptions=self._subscriptions
+            )
+
+        from server.results import to_wire_result
+
+        return to_wire_result(await self._run(name, arguments, request, context))
+
+    async def _run(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        request: ServerRequestContext[Any, Any],
+        context: Callable[[], Context],
+    ) -> ToolResult:
+        from toolsets.dispatch import dispatch  # imported on the first call, not before `initialize` is answered
+
+        caller, toolset = self.surface.resolve()
+        ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
+        ctx.request = self._request_info(request, toolset.name)
         ctx.confirmer = ctx.composer = ctx.deferred = CallPorts(
             context, self.bridge, timeout=self.deferred_timeout, stdio=self.stdio
         )
-        ctx.report_progress = context.report_progress
-        modern = is_modern(context.protocol_version)
-        session = context.session
+        session = request.session
+        ctx.report_progress = session.report_progress
+        modern = is_modern(request.protocol_version)
         if not modern:
             self._remember(session)
         exposure = self.exposure
@@ -162,22 +226,22 @@ class TruloopMCP(MCPServer):
         ctx.gates = exposure.gates
         tool = toolset.get(name)
         if tool is not None and (refusal := await exposure.refusal(tool, modern, conversation)) is not None:
-            return to_mcp_result(refusal)
+            return refusal
         watch = exposure.lists_can_change and not modern
         before = [t.name for t in await exposure.visible(toolset, modern, conversation)] if watch else None
         await self._enter_directory(caller)
         outcome = await dispatch(toolset, name, arguments, ctx)
         if before is not None and before != [t.name for t in await exposure.visible(toolset, modern, conversation)]:
             await session.send_tool_list_changed()
-        return to_mcp_result(outcome)
+        return outcome
 
-    def _request_info(self, context: Context, profile: str) -> RequestInfo:
-        headers = context.headers or {}
+    def _request_info(self, request: ServerRequestContext[Any, Any], profile: str) -> RequestInfo:
+        headers = getattr(request.request, "headers", None) or {}
         return RequestInfo(
-            request_id=str(context.request_id),
+            request_id=str(request.request_id),
             session_id=headers.get("mcp-session-id") or (self._process_session if self.stdio else None),
             transport="stdio" if self.stdio else "http",
-            protocol_version=context.protocol_version,
+            protocol_version=request.protocol_version,
             profile=profile,
         )
 
@@ -185,6 +249,8 @@ class TruloopMCP(MCPServer):
         """Users enter the directory on first use, from their token's claims (or as `--user` on stdio)."""
         if self.services is None or self._known_users.get(caller.user_id) == caller.role:
             return
+        from toolsets.directory import enter_directory
+
         try:
             await enter_directory(self.services.users, caller)
         except Exception:
@@ -201,11 +267,21 @@ async def _set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.Emp
     return types.EmptyResult()
 
 
-def _in_request(context: Context) -> bool:
+def _no_gates() -> Any:
+    from toolsets.gates import GateSet
+
+    return GateSet()
+
+
+def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:
     try:
-        return context.request_context is not None
-    except ValueError:
-        return False
+        return context.request_context
+    except ValueError:  # a Context made outside a request
+        return None
+
+
+# The tools a `tools/list` handler answers with when server/lean_path.py already worked them out.
+_listing: contextvars.ContextVar[list[Tool] | None] = contextvars.ContextVar("truloop_listing", default=None)
 
 
 def tracing_configured() -> bool:

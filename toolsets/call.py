@@ -47,19 +47,24 @@ async def settle(tool_name: str, pending: Awaitable[ToolResult]) -> ToolResult:
     """The call's envelope, whatever happened below; cancellation of the surrounding task still propagates."""
     try:
         return await pending
-    except InputRequired as signal:
-        return ToolInputRequired(signal.payload)
-    except CallCancelled as cancelled:
-        return ToolCancelled(cancelled.reason)
-    except ToolError as exc:
+    except Exception as exc:
+        return envelope_of(tool_name, exc)
+
+
+def envelope_of(tool_name: str, exc: Exception) -> ToolResult:
+    """The envelope of an exception raised below a call (`settle`'s, for wrappers that catch it themselves)."""
+    if isinstance(exc, InputRequired):
+        return ToolInputRequired(exc.payload)
+    if isinstance(exc, CallCancelled):
+        return ToolCancelled(exc.reason)
+    if isinstance(exc, ToolError):
         logger.info("tool %r refused: code=%s", tool_name, exc.code)
         return ToolErr(exc.code, exc.message, exc.retryable)
-    except StoreUnavailable as exc:
+    if isinstance(exc, StoreUnavailable):
         return ToolErr(ErrorCode.STORE_UNAVAILABLE, f"The tool {tool_name} could not run: {exc}.", True)
-    except Exception as exc:
-        logger.exception("tool %r raised an unexpected exception", tool_name)
-        return ToolErr(
-            ErrorCode.HANDLER_ERROR,
-            f"The tool {tool_name} failed with an internal error ({type(exc).__name__}). "
-            "Your arguments were valid; try again later, or tell the user the action did not complete.",
-        )
+    logger.error("tool %r raised an unexpected exception", tool_name, exc_info=exc)
+    return ToolErr(
+        ErrorCode.HANDLER_ERROR,
+        f"The tool {tool_name} failed with an internal error ({type(exc).__name__}). "
+        "Your arguments were valid; try again later, or tell the user the action did not complete.",
+    )

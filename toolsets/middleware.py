@@ -14,10 +14,9 @@ by `call.tool.args_model`. `call_next` never raises: what happens below arrives 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
 from typing import Protocol
 
-from toolsets.call import ToolCall, settle
+from toolsets.call import ToolCall, envelope_of
 from toolsets.envelope import ToolResult
 from toolsets.toolset import AbstractToolset
 from toolsets.wrapper import WrapperToolset
@@ -33,11 +32,38 @@ class MiddlewareToolset(WrapperToolset):
     def __init__(self, wrapped: AbstractToolset, middleware: Sequence[Middleware], **kwargs: object) -> None:
         super().__init__(wrapped, **kwargs)  # type: ignore[arg-type]
         self.middleware = tuple(middleware)
+        # The chain is built once: each step runs one middleware with the next step as its `call_next`.
+        step: CallNext = _Innermost(wrapped)
+        for one in reversed(self.middleware):
+            step = _Step(one, step)
+        self._first = step
 
     async def call_tool(self, call: ToolCall) -> ToolResult:
-        return await self._step(0, call)
+        return await self._first(call)
 
-    async def _step(self, index: int, call: ToolCall) -> ToolResult:
-        if index == len(self.middleware):
-            return await settle(call.tool.name, self.wrapped.call_tool(call))
-        return await settle(call.tool.name, self.middleware[index](call, partial(self._step, index + 1)))
+
+class _Step:
+    __slots__ = ("_middleware", "_next")
+
+    def __init__(self, middleware: Middleware, next_step: CallNext) -> None:
+        self._middleware = middleware
+        self._next = next_step
+
+    async def __call__(self, call: ToolCall) -> ToolResult:
+        try:
+            return await self._middleware(call, self._next)
+        except Exception as exc:  # what a middleware raised: an envelope, as `settle` makes it
+            return envelope_of(call.tool.name, exc)
+
+
+class _Innermost:
+    __slots__ = ("_wrapped",)
+
+    def __init__(self, wrapped: AbstractToolset) -> None:
+        self._wrapped = wrapped
+
+    async def __call__(self, call: ToolCall) -> ToolResult:
+        try:
+            return await self._wrapped.call_tool(call)
+        except Exception as exc:
+            return envelope_of(call.tool.name, exc)

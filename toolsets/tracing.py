@@ -12,6 +12,8 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.trace import ProxyTracerProvider, SpanKind, get_tracer_provider
+
 from toolsets.audit.notes import current_notes
 from toolsets.call import ToolCall, new_call_id
 from toolsets.context import ToolContext
@@ -34,8 +36,6 @@ def tracer() -> Tracer:
 
 
 async def trace_call(call: ToolCall, call_next: CallNext) -> ToolResult:
-    from opentelemetry.trace import ProxyTracerProvider, SpanKind, get_tracer_provider
-
     if isinstance(get_tracer_provider(), ProxyTracerProvider):  # no SDK installed: its spans record nothing
         return await call_next(call)
 
@@ -54,8 +54,6 @@ async def trace_call(call: ToolCall, call_next: CallNext) -> ToolResult:
 
 def trace_refusal(name: str, ctx: ToolContext[Any], refusal: ToolErr) -> None:
     """A call the dispatcher refused before the pipeline (unknown tool, invalid arguments) gets its span too."""
-    from opentelemetry.trace import SpanKind
-
     with tracer().start_as_current_span(
         f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=_attributes(name, new_call_id(), ctx)
     ) as span:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from toolsets.audit.notes import CallNotes, call_notes
+from toolsets.audit.notes import CallNotes, open_notes
 from toolsets.audit.record import Entry
 from toolsets.audit.writer import AuditSink
 from toolsets.call import ToolCall, new_call_id
@@ -45,16 +45,18 @@ async def audit(call: ToolCall, call_next: CallNext) -> ToolResult:
     sink = audit_sink(call.ctx)
     if sink is None:
         return await call_next(call)
-    with call_notes() as notes:
-        started = time.perf_counter()
-        base = _emit_call(sink, call.tool.name, call.call_id, call.arguments, call.ctx, notes)
-        outcome: ToolResult | None = None
-        try:
-            outcome = await call_next(call)
-            return outcome
-        finally:  # also when the surrounding task is cancelled (the client withdrew the request)
-            if base is not None:
-                _emit_result(sink, base, outcome, notes, (time.perf_counter() - started) * 1000, call.tool.deferred)
+    opened = open_notes()
+    notes = opened.notes
+    started = time.perf_counter()
+    entry = _emit_call(sink, call.tool.name, call.call_id, call.arguments, call.ctx, notes)
+    outcome: ToolResult | None = None
+    try:
+        outcome = await call_next(call)
+        return outcome
+    finally:  # also when the surrounding task is cancelled (the client withdrew the request)
+        opened.close()
+        if entry is not None:
+            _emit_result(sink, entry, outcome, notes, (time.perf_counter() - started) * 1000, call.tool.deferred)
 
 
 def audit_refusal(name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
@@ -64,17 +66,21 @@ def audit_refusal(name: str, raw_args: Any, ctx: ToolContext[Any], refusal: Tool
         return
     notes = CallNotes()
     arguments = raw_args if isinstance(raw_args, Mapping) or raw_args is None else str(raw_args)
-    base = _emit_call(sink, name, new_call_id(), arguments, ctx, notes)
-    if base is not None:
-        _emit_result(sink, base, refusal, notes, 0.0, deferred=False)
+    entry = _emit_call(sink, name, new_call_id(), arguments, ctx, notes)
+    if entry is not None:
+        _emit_result(sink, entry, refusal, notes, 0.0, deferred=False)
 
 
 def _emit_call(
     sink: AuditSink, name: str, call_id: str, arguments: Any, ctx: ToolContext[Any], notes: CallNotes
 ) -> Entry | None:
+    """The `tool_call` entry (its fields in the order a reader scans them: when, what, who, which tool, then
+    the call's own), emitted; the writer masks the arguments when it renders the line."""
     try:
         request, caller = ctx.request, ctx.caller
-        base: Entry = {
+        entry: Entry = {
+            "ts": time.time(),
+            "event": "tool_call",
             "call_id": call_id,
             "request_id": request.request_id,
             "session_id": request.session_id,
@@ -84,57 +90,38 @@ def _emit_call(
             "role": caller.role,
             "profile": request.profile,
             "tool_name": name,
+            "tool_version": notes.tool_version or builtin_version(),
+            "route": notes.route,
+            "arguments": arguments,
+            "nested": not ctx.host_approves,
         }
-        nested = not ctx.host_approves
-        sink.emit(_entry("tool_call", base, notes, {"arguments": arguments, "nested": nested}))
-        base["arguments"], base["nested"] = arguments, nested  # masked by the writer's thread
-        return base
+        sink.emit(entry)
+        return entry
     except Exception:
         logger.exception("could not audit a call of %s", name)
         return None
 
 
 def _emit_result(
-    sink: AuditSink, base: Entry, outcome: ToolResult | None, notes: CallNotes, latency_ms: float, deferred: bool
+    sink: AuditSink, call_entry: Entry, outcome: ToolResult | None, notes: CallNotes, latency_ms: float, deferred: bool
 ) -> None:
+    """The `tool_result` entry: the call's fields (with the version and route as they ended), then the outcome."""
     status, code = _status(outcome)
     try:
-        details = {
-            "arguments": base["arguments"],
-            "status": status,
-            "error_code": code,
-            "latency_ms": round(latency_ms, 3),
-            "deferred_route": (notes.deferred_route or "none") if deferred else None,
-            "nested": base["nested"],
-        }
-        sink.emit(_entry("tool_result", base, notes, details))
+        entry = call_entry.copy()
+        nested = entry.pop("nested")
+        entry["ts"] = time.time()
+        entry["event"] = "tool_result"
+        entry["tool_version"] = notes.tool_version or builtin_version()
+        entry["route"] = notes.route
+        entry["status"] = status
+        entry["error_code"] = code
+        entry["latency_ms"] = round(latency_ms, 3)
+        entry["deferred_route"] = (notes.deferred_route or "none") if deferred else None
+        entry["nested"] = nested
+        sink.emit(entry)
     except Exception:
-        logger.exception("could not audit the result of %s", base.get("tool_name"))
-
-
-def _entry(event: str, base: Entry, notes: CallNotes, details: Entry) -> Entry:
-    """The fields in the order a reader scans them: when, what, who, which tool, then the call's own."""
-    return {
-        "ts": time.time(),
-        "event": event,
-        **{key: base[key] for key in _WHO},
-        "tool_version": notes.tool_version or builtin_version(),
-        "route": notes.route,
-        **details,
-    }
-
-
-_WHO = (
-    "call_id",
-    "request_id",
-    "session_id",
-    "transport",
-    "protocol_version",
-    "user_id",
-    "role",
-    "profile",
-    "tool_name",
-)
+        logger.exception("could not audit the result of %s", call_entry.get("tool_name"))
 
 
 def _status(outcome: ToolResult | None) -> tuple[str, str | None]:

@@ -27,18 +27,33 @@ _current: ContextVar[CallNotes | None] = ContextVar("truloop_call_notes", defaul
 _preset: ContextVar[tuple[str, Route] | None] = ContextVar("truloop_preset_version", default=None)
 
 
+class OpenNotes:
+    """A call's notes while it runs (`open_notes` ... `close`): what `call_notes` does, without a generator."""
+
+    __slots__ = ("_token", "_unset", "notes")
+
+    def __init__(self) -> None:
+        preset = _preset.get()  # a version chosen before the call's notes opened: both its lines carry it
+        self.notes = CallNotes() if preset is None else CallNotes(tool_version=preset[0], route=preset[1])
+        self._token = _current.set(self.notes)
+        self._unset = _preset.set(None) if preset is not None else None  # not inherited by nested calls
+
+    def close(self) -> None:
+        if self._unset is not None:
+            _preset.reset(self._unset)
+        _current.reset(self._token)
+
+
+open_notes = OpenNotes
+
+
 @contextmanager
 def call_notes() -> Iterator[CallNotes]:
-    preset = _preset.get()  # a version chosen before the call's notes opened: both its lines carry it
-    notes = CallNotes() if preset is None else CallNotes(tool_version=preset[0], route=preset[1])
-    token = _current.set(notes)
-    unset = _preset.set(None) if preset is not None else None  # not inherited by calls nested in this one
+    opened = open_notes()
     try:
-        yield notes
+        yield opened.notes
     finally:
-        if unset is not None:
-            _preset.reset(unset)
-        _current.reset(token)
+        opened.close()
 
 
 @contextmanager

@@ -9,6 +9,9 @@ Targets (the first is the baseline every ratio is taken against):
   before       truloop-mcp at a git revision (--before REF, exported with `git archive` into a temp folder)
   truloop-mcp  truloop-mcp from this working tree
 
+Both truloop-mcp trees are compiled to bytecode first (`compileall`), as `pip install` of a wheel does and as
+the bare server's packages in site-packages are; `--no-compile` measures an uncompiled editable tree.
+
 Measured for each server:
   cold start   time from spawn to the initialize response (initialize is written right after spawn);
                --trials fresh processes each, interleaved.
@@ -43,6 +46,10 @@ from typing import IO, Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from bench_support import BenchError, exported_revision  # noqa: E402 (a sibling module of the benchmarks)
+
 VENV_PYTHON = PROJECT_DIR / ".venv" / "bin" / "python"
 
 PROTOCOL_VERSION = "2025-11-25"
@@ -51,10 +58,6 @@ TOOL_ARGS: dict[str, Any] = {"date": "2026-03-10"}
 EXPECTED_DAY = "Tuesday"
 READ_CHUNK = 1 << 16
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-class BenchError(RuntimeError):
-    pass
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -485,15 +488,13 @@ def render_table(targets: Sequence[Target], summaries: dict[str, dict[str, float
     return "\n".join(lines)
 
 
-@contextlib.contextmanager
-def exported_revision(ref: str) -> Iterator[Path]:
-    """The project at git revision `ref`, exported (read-only for the repository) into a temporary folder."""
-    with tempfile.TemporaryDirectory(prefix="stdio-bench-before-") as tmp:
-        archive = subprocess.run(["git", "-C", str(PROJECT_DIR), "archive", ref], capture_output=True, check=False)
-        if archive.returncode != 0:
-            raise BenchError(f"git archive {ref} failed: {archive.stderr.decode(errors='replace').strip()}")
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        yield Path(tmp)
+def compile_tree(python: str, tree: Path, log: Callable[[str], None]) -> None:
+    """Bytecode for the project's packages, as `pip install` of a wheel writes it (`__pycache__` is ignored by git)."""
+    packages = [str(tree / name) for name in ("server", "bridge", "toolsets") if (tree / name).is_dir()]
+    done = subprocess.run([python, "-m", "compileall", "-q", *packages], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"compileall {tree} failed: {done.stdout[-500:]}{done.stderr[-500:]}")
+    log(f"compiled {', '.join(packages)}")
 
 
 def default_python() -> str:
@@ -513,6 +514,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, default=None, help="also write the results as JSON to this path")
     p.add_argument("--before", default=None, metavar="REF", help="also run truloop-mcp at this git revision")
     p.add_argument("--no-bare-ours", action="store_true", help="leave out the bare server on our transport")
+    p.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="measure truloop-mcp without compiled bytecode (by default both trees are compiled first, as a "
+        "wheel install compiles them; the bare server's packages in site-packages are compiled already)",
+    )
     args = p.parse_args(argv)
     for name in ("trials", "calls", "pipeline", "pipeline_rounds"):
         if getattr(args, name) < 1:
@@ -546,7 +553,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stdio-bench-")))
         try:
-            before = stack.enter_context(exported_revision(args.before)) if args.before else None
+            before = stack.enter_context(exported_revision(args.before, "stdio-bench-before-")) if args.before else None
+            if not args.no_compile:
+                for tree in (PROJECT_DIR, before):
+                    if tree is not None:
+                        compile_tree(args.python, tree, log)
             targets = build_targets(args, data_dir, before)
             samples = run_benchmark(args, targets, log)
         except BenchError as exc:

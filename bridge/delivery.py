@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bridge.jsonrpc import Envelope
-from bridge.service import DeviceBridge
+if TYPE_CHECKING:
+    from bridge.service import DeviceBridge
 
 RELAY_METHOD = "relay.message"
 
@@ -18,6 +18,8 @@ class DeviceDelivery:
         self._bridge = bridge
 
     async def deliver(self, recipient_id: str, message: Mapping[str, Any]) -> bool:
+        from bridge.jsonrpc import Envelope
+
         notification = {"jsonrpc": "2.0", "method": RELAY_METHOD, "params": dict(message)}
         envelope = Envelope.wrap(notification, str(message.get("text") or "")).model_dump()
         return await self._bridge.send_to_device(recipient_id, envelope)

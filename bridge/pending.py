@@ -11,11 +11,13 @@ import contextlib
 import enum
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from bridge.jsonrpc import RpcRequest
+if TYPE_CHECKING:
+    from bridge.jsonrpc import RpcRequest
+
 
 CALL_TTL_SECONDS = 3600
 ANSWERED_TTL_SECONDS = 3600
@@ -37,6 +39,8 @@ class PendingCall(BaseModel):
         return now - self.created_at < CALL_TTL_SECONDS and (self.deadline is None or now < self.deadline)
 
     def request(self) -> RpcRequest:
+        from bridge.jsonrpc import RpcRequest
+
         return RpcRequest(id=self.call_id, method=self.method, params=self.params)
 
 

@@ -10,8 +10,6 @@ import typing
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pydantic import ValidationError
-
 if TYPE_CHECKING:
     from server.settings import Settings
 
@@ -62,8 +60,7 @@ def _plain(text: str) -> str:
 def add_setting_flags(parser: argparse.ArgumentParser, only: Collection[str] | None = None) -> None:
     """One flag per setting that has one, as the settings model declares it. Values stay strings for the
     model to validate, and a flag not given is absent from the parsed namespace (so the environment counts)."""
-    from server.settings import Settings, sources
-    from server.settings_text import choices_of, shown_default
+    from server.settings import Settings, choices_of, shown_default, sources
 
     for name, source in sources().items():
         if source.flag is None or (only is not None and name not in only):
@@ -86,8 +83,7 @@ def add_setting_flags(parser: argparse.ArgumentParser, only: Collection[str] | N
 
 def environment_only_help() -> str:
     """The settings without a flag, for the end of --help."""
-    from server.settings import sources
-    from server.settings_text import shown_default
+    from server.settings import shown_default, sources
 
     lines = ["environment variables without a flag:"]
     for name, source in sources().items():
@@ -111,12 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def settings_or_exit(flags: Mapping[str, Any]) -> Settings:
     """The settings from these flags and the environment; a bad value ends the program with one line."""
+    from pydantic import ValidationError
+
     from server.settings import load_settings
-    from server.settings_text import explain
 
     try:
         return load_settings(flags)
     except ValidationError as exc:
+        from server.settings_text import explain
+
         _fail(explain(exc))
 
 

@@ -12,17 +12,18 @@ enforced when a tool is called.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from toolsets.context import Caller
 from toolsets.conversation import Conversation, ConversationState, MemoryConversation
-from toolsets.envelope import ToolErr
-from toolsets.errors import ErrorCode
-from toolsets.exposure_tools import ALWAYS_ON
-from toolsets.gates import GateSet
-from toolsets.tool import Tool
-from toolsets.toolset import AbstractToolset
+
+if TYPE_CHECKING:
+    from toolsets.context import Caller
+    from toolsets.envelope import ToolErr
+    from toolsets.gates import GateSet
+    from toolsets.tool import Tool
+    from toolsets.toolset import AbstractToolset
 
 LOADERS = frozenset({"list_toolsets", "load_toolset"})
 
@@ -40,11 +41,20 @@ def connection_of(session: Any) -> Any:
 
 
 class ToolExposure:
-    def __init__(self, exposure: Exposure, gates: GateSet, conversations: Conversations) -> None:
+    """`gates` may be a function that builds them: it runs on first use (the first tool list or call), so
+    nothing of the gates is loaded to answer `initialize`."""
+
+    def __init__(
+        self, exposure: Exposure, gates: GateSet | Callable[[], GateSet], conversations: Conversations
+    ) -> None:
         self.exposure = exposure
-        self.gates = gates
+        self._gates = gates
         self._conversations = conversations  # 2026-07-28: by caller
         self._sessions: weakref.WeakKeyDictionary[Any, ConversationState] = weakref.WeakKeyDictionary()
+
+    @cached_property
+    def gates(self) -> GateSet:
+        return self._gates() if callable(self._gates) else self._gates
 
     @property
     def lists_can_change(self) -> bool:
@@ -67,6 +77,8 @@ class ToolExposure:
         tools: Sequence[Tool] = list(toolset)
         if modern:
             return list(tools)
+        from toolsets.exposure_tools import ALWAYS_ON
+
         loaded = await conversation.loaded()
         shown = [tool for tool in tools if tool.toolset in ALWAYS_ON or tool.toolset in loaded]
         return [tool for tool in shown if not await self._gated(tool, conversation)]
@@ -77,9 +89,13 @@ class ToolExposure:
 
     async def refusal(self, tool: Tool, modern: bool, conversation: Conversation) -> ToolErr | None:
         """A call of a tool this handshake-era session has not loaded: say how to load it."""
-        if self.exposure != "progressive" or modern or tool.toolset in ALWAYS_ON:
+        if self.exposure != "progressive" or modern:
             return None
-        if tool.toolset in await conversation.loaded():
+        from toolsets.envelope import ToolErr
+        from toolsets.errors import ErrorCode
+        from toolsets.exposure_tools import ALWAYS_ON
+
+        if tool.toolset in ALWAYS_ON or tool.toolset in await conversation.loaded():
             return None
         return ToolErr(
             ErrorCode.PRECONDITION,

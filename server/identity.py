@@ -8,16 +8,17 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from pydantic import SecretStr
 
 from toolsets.context import Caller
-from toolsets.profiles import profiles
 from toolsets.roles import ROLES
-from toolsets.toolset import AbstractToolset
+
+if TYPE_CHECKING:
+    from toolsets.toolset import AbstractToolset
 
 logger = logging.getLogger("truloop.auth")
 
@@ -124,9 +125,16 @@ class Surface:
     catalog: Mapping[str, AbstractToolset] | None = None  # None: the named profiles, loaded on first use
 
     def resolve(self) -> tuple[Caller, AbstractToolset]:
-        catalog = self.catalog if self.catalog is not None else profiles()
+        catalog = self.catalog if self.catalog is not None else named_profiles()
         token = get_access_token()
         if token is None or token.claims is None:
             return self.default_caller, catalog[self.default_profile]
         caller = caller_from_claims(token.claims, self.default_caller.timezone)
         return caller, catalog[self.member_profile if caller.role == "member" else "guest"]
+
+
+def named_profiles() -> Mapping[str, AbstractToolset]:
+    """The profiles (toolsets/profiles.py), composed on the first request that needs a tool list, not at start."""
+    from toolsets.profiles import profiles
+
+    return profiles()

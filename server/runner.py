@@ -119,18 +119,28 @@ async def _serve_http(settings: Settings) -> None:
 
     from server.fast_start import after_imports
     from server.http_app import build_http_app
-    from server.uvicorn_server import ReportingServer
+    from server.uvicorn_server import ReportingServer, http_protocol, parser_name
 
     sock = _bind(settings.host, settings.port)
     app = build_http_app(settings)
     after_imports()
     await _seed_demo(settings, app.state.services)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        # uvicorn's access lines are INFO and its loggers stay at WARNING, so none was ever written, yet each
+        # response still formatted the client address and path for one; and no `server: uvicorn` banner
+        access_log=False,
+        server_header=False,
+        http=http_protocol(),  # httptools, with a response's headers and body in one write
+    )
     config.load()
     logger.info(
         "HTTP on the %s event loop with the %s parser",
         type(asyncio.get_running_loop()).__module__.split(".")[0],
-        config.http_protocol_class.__module__.rsplit(".", 1)[-1].removesuffix("_impl"),
+        parser_name(config.http_protocol_class),
     )
     server = ReportingServer(config, on_started=announce)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals

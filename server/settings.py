@@ -5,22 +5,26 @@ reads the environment. `Settings(...)` alone takes only what it is given (tests 
 `--help` (server/cli.py), one-line errors and the README's table (server/settings_text.py) come from the fields.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile every field's annotation from its string
+# when the model is built, at each start.
+import enum
 import ipaddress
 import os
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from toolsets.context import ConfirmPolicy
-from toolsets.profiles import PROFILE_NAMES
-from toolsets.upstream.keys import UpstreamKeys
+from toolsets.profile_names import PROFILE_NAMES
+
+if TYPE_CHECKING:
+    from toolsets.upstream.keys import UpstreamKeys
 
 Transport = Literal["stdio", "sse", "http"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -509,7 +513,7 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
-    def _safe_binding(self) -> Settings:
+    def _safe_binding(self) -> "Settings":
         if self.transport != "stdio" and not self.auth_enabled and not is_loopback(self.host):
             raise ValueError(
                 f"refusing to serve {self.host} without authentication: set TRULOOP_JWT_SECRET, "
@@ -535,7 +539,9 @@ class Settings(BaseSettings):
         return self.jwt_secret is not None
 
     @property
-    def upstream_keys(self) -> UpstreamKeys:
+    def upstream_keys(self) -> "UpstreamKeys":
+        from toolsets.upstream.keys import UpstreamKeys
+
         return UpstreamKeys(
             google_maps=self.google_maps_api_key, supermemory=self.supermemory_api_key, notion=self.notion_token
         )
@@ -554,6 +560,32 @@ def source_of(field: FieldInfo) -> Source:
 def sources() -> dict[str, Source]:
     """Every setting's Source, in declaration order (the order of --help and the README table)."""
     return {name: source_of(field) for name, field in Settings.model_fields.items()}
+
+
+def choices_of(field: FieldInfo) -> tuple[str, ...]:
+    """The values a choice setting takes (a Literal or an enum), for --help, errors and the README table."""
+    annotation = field.annotation
+    if typing.get_origin(annotation) is Literal:
+        return tuple(str(choice) for choice in typing.get_args(annotation))
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return tuple(str(member.value) for member in annotation)
+    return ()
+
+
+def shown_default(field_name: str) -> str:
+    """The documented default, as markdown (--help drops the marks)."""
+    field = Settings.model_fields[field_name]
+    source = source_of(field)
+    if source.shown is not None:
+        return source.shown
+    default = field.default
+    if default is None or default == ():
+        return "unset"
+    if isinstance(default, bool):
+        return "on" if default else "off"
+    if isinstance(default, enum.Enum):
+        default = default.value
+    return f"`{default:g}`" if isinstance(default, float) else f"`{default}`"
 
 
 class DeclaredEnvironment(PydanticBaseSettingsSource):

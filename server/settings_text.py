@@ -1,17 +1,16 @@
 """How the settings are told to people: one line for bad values, and the README's configuration table
-(`python -m server.settings_text --markdown`)."""
+(`python -m server.settings_text --markdown`). `--help` needs only server/settings.py (`shown_default`,
+`choices_of`), so a start that parses its flags without an error does not load this module."""
 
 from __future__ import annotations
 
-import enum
 import sys
 import typing
-from typing import Literal
 
 from pydantic import SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
-from server.settings import Settings, source_of, sources
+from server.settings import Settings, choices_of, shown_default, sources
 from toolsets.problems import problems
 
 
@@ -24,15 +23,6 @@ def names_of(field_name: str) -> str:
 def is_secret(field_name: str) -> bool:
     annotation = Settings.model_fields[field_name].annotation
     return SecretStr in (annotation, *typing.get_args(annotation))
-
-
-def choices_of(field: FieldInfo) -> tuple[str, ...]:
-    annotation = field.annotation
-    if typing.get_origin(annotation) is Literal:
-        return tuple(str(choice) for choice in typing.get_args(annotation))
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return tuple(str(member.value) for member in annotation)
-    return ()
 
 
 def _expected(field: FieldInfo) -> str:
@@ -76,22 +66,6 @@ def explain(exc: ValidationError) -> str:
 
 
 # -- the README table ----------------------------------------------------------------------------------------
-
-
-def shown_default(field_name: str) -> str:
-    """The documented default, as markdown."""
-    field = Settings.model_fields[field_name]
-    source = source_of(field)
-    if source.shown is not None:
-        return source.shown
-    default = field.default
-    if default is None or default == ():
-        return "unset"
-    if isinstance(default, bool):
-        return "on" if default else "off"
-    if isinstance(default, enum.Enum):
-        default = default.value
-    return f"`{default:g}`" if isinstance(default, float) else f"`{default}`"
 
 
 def markdown_table() -> str:

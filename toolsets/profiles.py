@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Literal, get_args
 
 from toolsets.approval import ApprovalRequiredToolset
 from toolsets.audit.middleware import audit
@@ -19,11 +18,9 @@ from toolsets.deferred import DeviceTools
 from toolsets.filtered import FilteredToolset
 from toolsets.gates import enforce_gates
 from toolsets.middleware import Middleware, MiddlewareToolset
+from toolsets.profile_names import PROFILE_NAMES
 from toolsets.toolset import AbstractToolset
 from toolsets.tracing import trace_call
-
-ProfileName = Literal["member", "notification-safe", "guest"]
-PROFILE_NAMES: tuple[ProfileName, ...] = get_args(ProfileName)
 
 # Argument middleware, outermost first (see toolsets/middleware.py for the ordering rules).
 # The audit log is first, so it sees every outcome (a no-op when the deployment gives no `Services.audit`).

@@ -8,7 +8,7 @@ store's memories), so neither the store nor the clients make them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import SecretStr
 
-from toolsets.store.db import Database
 from toolsets.upstream.keys import UpstreamKeys
 
 if TYPE_CHECKING:
     import httpx
 
     from toolsets.audit.writer import AuditSink
+    from toolsets.store.db import Database
     from toolsets.store.events import EventStore
     from toolsets.store.inbox import Inbox
     from toolsets.store.knowledge import KnowledgeIndex
@@ -47,8 +47,15 @@ class Services:
     http_transport: httpx.AsyncBaseTransport | None = None  # None: the network; tests pass httpx.MockTransport
     retry_sleep: Sleep | None = None  # the upstream clients' backoff wait (None: anyio.sleep); tests skip it
     delivery: DeliveryPort | None = None
-    audit: AuditSink | None = None  # the audit log's writer (toolsets/audit); None: no audit lines
+    # opens the audit log's writer (`audit`) on its first use; None: no audit lines
+    open_audit: Callable[[], AuditSink | None] | None = field(default=None, repr=False)
     database_url: SecretStr | None = field(default=None, repr=False)  # postgresql://...: the shared store
+
+    @cached_property
+    def audit(self) -> AuditSink | None:
+        """The audit log's writer (toolsets/audit), opened by `open_audit` when first asked for (a call's audit
+        line, a health check), not at start; may also be set directly. None: no audit lines."""
+        return self.open_audit() if self.open_audit is not None else None
 
     @property
     def shared_store(self) -> bool:
@@ -57,6 +64,8 @@ class Services:
 
     @cached_property
     def db(self) -> Database:
+        from toolsets.store.db import Database
+
         return Database(self.data_dir / "truloop.sqlite3")
 
     @cached_property

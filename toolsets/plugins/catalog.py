@@ -120,10 +120,12 @@ def builtin_tool_names() -> frozenset[str]:
 
 
 class PluginCatalog:
-    def __init__(self, reserved: Callable[[], Collection[str]] = builtin_tool_names) -> None:
+    def __init__(
+        self, reserved: Callable[[], Collection[str]] = builtin_tool_names, changes: ToolListChanges | None = None
+    ) -> None:
         self.config: PluginConfig | None = None
         self.reserved = reserved
-        self.changes = ToolListChanges()
+        self.changes = changes if changes is not None else ToolListChanges()
         self.revision = 0
         self._files: dict[Path, _FileState] = {}
         self._published: dict[str, PluginVersion] = {}

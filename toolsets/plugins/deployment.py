@@ -10,10 +10,11 @@ composition holds these objects, and the deployment fills them at start (server/
 from __future__ import annotations
 
 from toolsets.plugins.catalog import PluginCatalog
+from toolsets.plugins.changes import plugin_tool_changes
 from toolsets.plugins.slot import ToolsetSlot
 from toolsets.plugins.toolset import PluginToolset
 
-plugin_catalog = PluginCatalog()
+plugin_catalog = PluginCatalog(changes=plugin_tool_changes)  # subscribers need not import the catalog
 workspace_slot = ToolsetSlot("workspace")
 
 

@@ -15,14 +15,14 @@ TOOL_SPEC = {
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from toolsets.annotations import ToolHints
 from toolsets.problems import describe
+from toolsets.profile_names import ProfileName
 
-ProfileName = Literal["member", "notification-safe", "guest"]  # toolsets.profiles.ProfileName
 DEFAULT_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 600.0
 HINTS = {

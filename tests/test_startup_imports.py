@@ -1,0 +1,116 @@
+"""Cold start: what the stdio server loads before it answers `initialize`.
+
+The MCP SDK, the settings and the server's own assembly; never the toolsets, the profiles, the plugin
+machinery, the store or the audit writer: they load on the first `tools/list` or `tools/call`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.app import build_server
+from server.extensions import extensions_running
+from server.settings import Settings
+from tests.support import child_env
+
+ROOT = Path(__file__).resolve().parent.parent
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+# Modules (and their submodules) that answering initialize must not load.
+NOT_BEFORE_INITIALIZE = (
+    "toolsets.profiles",  # composing the profiles loads every toolset
+    "toolsets.canary",
+    "toolsets.approval",
+    "toolsets.audit.middleware",
+    "toolsets.audit.writer",
+    "toolsets.audit.masking",
+    "toolsets.directory",
+    "toolsets.exposure_tools",
+    "toolsets.datetime_tools",
+    "toolsets.event_tools",
+    "toolsets.memory_tools",
+    "toolsets.knowledge_tools",
+    "toolsets.user_tools",
+    "toolsets.relay_tools",
+    "toolsets.workspace",
+    "toolsets.store.db",
+    "toolsets.store.users",
+    "toolsets.tracing",
+    "toolsets.gates",
+    "toolsets.plugins.catalog",
+    "toolsets.plugins.deployment",
+    "bridge.jsonrpc",
+    "tomllib",
+    "sqlite3",
+    "server.settings_text",  # one-line errors and the README table; --help needs only server.settings
+)
+
+
+def loaded_before_answer(args: list[str], tmp_path: Path) -> list[str]:
+    """The modules imported before the answer to `initialize`: stderr shares stdout's pipe, so importtime's
+    lines and the answer arrive in the order they were written."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "server", "--data-dir", str(tmp_path / "data"), *args],
+        input=json.dumps(INITIALIZE) + "\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        timeout=60, cwd=ROOT, env=child_env(),
+    )  # fmt: skip
+    lines = proc.stdout.splitlines()
+    answers = [i for i, line in enumerate(lines) if line.startswith("{") and json.loads(line).get("id") == 1]
+    assert proc.returncode == 0 and answers, proc.stdout[-3000:]
+    timed = [line for line in lines[: answers[0]] if line.startswith("import time:") and "imported package" not in line]
+    return [line.rsplit("|", 1)[1].strip() for line in timed]
+
+
+def forbidden(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in names)]
+
+
+@pytest.mark.slow
+def test_initialize_is_answered_before_any_toolset_loads(tmp_path: Path) -> None:
+    loaded = loaded_before_answer([], tmp_path)
+    assert {"mcp.server.mcpserver", "server.settings", "server.app"} <= set(loaded)
+    assert forbidden(loaded, NOT_BEFORE_INITIALIZE) == []
+
+
+@pytest.mark.slow
+def test_a_workspace_or_a_tools_folder_loads_what_it_needs_at_start(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    loaded = loaded_before_answer(["--tools-dir", str(tools), "--workspace", str(tmp_path)], tmp_path)
+    assert "toolsets.plugins.catalog" in loaded and "toolsets.workspace" in loaded  # loaded before serving
+
+
+def test_the_builtin_gates_are_built_on_first_use(tmp_path: Path) -> None:
+    server = build_server(Settings(data_dir=tmp_path, timezone="UTC"))
+    exposure = server.exposure
+    assert "gates" not in vars(exposure)
+    assert {"update_event", "delete_event", "invite_to_event"} <= set(exposure.gates.by_tool)
+    assert exposure.gates is exposure.gates
+
+
+def test_the_audit_log_is_opened_on_first_use(tmp_path: Path) -> None:
+    server = build_server(Settings(data_dir=tmp_path, timezone="UTC"))
+    services: Any = server.services
+    assert "audit" not in vars(services)
+    log = services.audit
+    assert log is not None and log is services.audit and log.path == tmp_path / "audit" / "tool-calls.jsonl"
+    off = build_server(Settings(data_dir=tmp_path, timezone="UTC", audit_log="off"))
+    assert off.services is not None and off.services.audit is None
+
+
+@pytest.mark.anyio
+async def test_without_a_tools_folder_the_catalog_stays_unconfigured(tmp_path: Path) -> None:
+    from toolsets.plugins.deployment import plugin_catalog
+
+    async with extensions_running(Settings(data_dir=tmp_path, timezone="UTC")):
+        assert plugin_catalog.config is None and not plugin_catalog.versions()

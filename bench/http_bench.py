@@ -14,8 +14,9 @@ Targets (the first is the baseline every ratio is taken against):
 Each connection opens its own stateful session (initialize, notifications/initialized; protocol
 2025-11-25, responses as SSE unless the server answers JSON), then sends tools/call get_day_of_week
 one request at a time. --concurrency connections at once, --requests per connection per round,
---rounds rounds interleaved across targets. Reported: calls/s (median round), latency p50/p99 over
-all calls, server CPU per call (from /proc, Linux only).
+--rounds rounds; within a round the targets take turns (--slices turns each), so other load on the
+machine falls on all of them alike. Reported: calls/s (median round), latency p50/p99 over all calls,
+server CPU per call (from /proc, Linux only).
 
     .venv/bin/python bench/http_bench.py [--before REF] [--concurrency 16] [--requests 200] [--rounds 5]
 """
@@ -41,15 +42,15 @@ from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from bench_support import BenchError, exported_revision  # noqa: E402 (a sibling module of the benchmarks)
+
 VENV_PYTHON = PROJECT_DIR / ".venv" / "bin" / "python"
 SERVING = re.compile(r"serving (http://[\d.]+:(\d+))/mcp")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PROTOCOL_VERSION = "2025-11-25"
 EXPECTED_DAY = "Tuesday"
-
-
-class BenchError(RuntimeError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,14 @@ async def open_connections(server: Server, count: int) -> list[Connection]:
     return connections
 
 
-async def one_round(server: Server, connections: list[Connection], requests: int, samples: Samples) -> None:
+@dataclass
+class Slice:
+    calls: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float | None = 0.0
+
+
+async def one_slice(server: Server, connections: list[Connection], requests: int, samples: Samples) -> Slice:
     latencies: list[float] = []
 
     async def drive(connection: Connection) -> None:
@@ -266,11 +274,9 @@ async def one_round(server: Server, connections: list[Connection], requests: int
         await asyncio.gather(*(drive(c) for c in connections))
     elapsed = time.perf_counter() - started
     cpu_after = server.cpu_seconds()
-    total = requests * len(connections)
-    samples.calls_per_s.append(total / elapsed)
     samples.latency_s.extend(latencies)
-    if cpu_before is not None and cpu_after is not None:
-        samples.cpu_per_call_s.append((cpu_after - cpu_before) / total)
+    cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
+    return Slice(requests * len(connections), elapsed, cpu)
 
 
 async def run(targets: Sequence[Target], args: argparse.Namespace, scratch: Path) -> dict[str, Samples]:
@@ -281,10 +287,28 @@ async def run(targets: Sequence[Target], args: argparse.Namespace, scratch: Path
         for target in targets:
             servers[target.key] = Server(target, scratch)
             sessions[target.key] = await open_connections(servers[target.key], args.concurrency)
+        # Each round gives every target `requests` calls per connection, in `slices` turns taken in rotation:
+        # a burst of other load on the machine then lands on every target alike instead of on one of them.
+        slices = max(1, min(args.slices, args.requests))
+        per_slice = [args.requests // slices + (1 if n < args.requests % slices else 0) for n in range(slices)]
         for index in range(args.rounds):
             print(f"# round {index + 1} of {args.rounds}", file=sys.stderr, flush=True)
+            totals = {target.key: Slice() for target in targets}
+            for requests in per_slice:
+                for target in targets:
+                    part = await one_slice(servers[target.key], sessions[target.key], requests, samples[target.key])
+                    total = totals[target.key]
+                    total.calls += part.calls
+                    total.seconds += part.seconds
+                    if total.cpu_seconds is not None and part.cpu_seconds is not None:
+                        total.cpu_seconds += part.cpu_seconds
+                    else:
+                        total.cpu_seconds = None
             for target in targets:
-                await one_round(servers[target.key], sessions[target.key], args.requests, samples[target.key])
+                total = totals[target.key]
+                samples[target.key].calls_per_s.append(total.calls / total.seconds)
+                if total.cpu_seconds is not None:
+                    samples[target.key].cpu_per_call_s.append(total.cpu_seconds / total.calls)
     finally:
         for connections in sessions.values():
             for connection in connections:
@@ -320,20 +344,16 @@ def render(targets: Sequence[Target], summaries: dict[str, dict[str, float]], co
     if "bare_json" in summaries and "bare" in summaries:
         sse = summaries["bare"]["cpu_ms_per_call"] - summaries["bare_json"]["cpu_ms_per_call"]
         notes.append(f"SSE framing (bare - bare-json): {sse * 1000:+.0f} us of server CPU per response")
+    if "after" in summaries and "before" in summaries:
+        after, before = summaries["after"], summaries["before"]
+        notes.append(
+            f"after / before: {after['calls_per_s'] / before['calls_per_s']:.2f}x calls/s, "
+            f"{after['cpu_ms_per_call'] / before['cpu_ms_per_call']:.2f}x server CPU per call"
+        )
     if "after" in summaries and "after_jwt" in summaries:
         slower = 1 - summaries["after_jwt"]["calls_per_s"] / summaries["after"]["calls_per_s"]
         notes.append(f"JWT auth on: {slower * 100:+.1f}% fewer calls/s than without")
     return "\n".join(lines + notes)
-
-
-@contextlib.contextmanager
-def exported_revision(ref: str) -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="http-bench-before-") as tmp:
-        archive = subprocess.run(["git", "-C", str(PROJECT_DIR), "archive", ref], capture_output=True, check=False)
-        if archive.returncode != 0:
-            raise BenchError(f"git archive {ref} failed: {archive.stderr.decode(errors='replace').strip()}")
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        yield Path(tmp)
 
 
 def build_targets(args: argparse.Namespace, scratch: Path, before: Path | None) -> list[Target]:
@@ -363,6 +383,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--requests", type=int, default=200, help="calls per connection per round")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--slices", type=int, default=4, help="turns each round's calls are split into, across targets")
     p.add_argument("--no-jwt", action="store_true", help="leave out the after+jwt target")
     p.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     return p.parse_args(argv)
@@ -373,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="http-bench-")))
         try:
-            before = stack.enter_context(exported_revision(args.before)) if args.before else None
+            before = stack.enter_context(exported_revision(args.before, "http-bench-before-")) if args.before else None
             targets = build_targets(args, scratch, before)
             samples = asyncio.run(run(targets, args, scratch))
         except BenchError as exc:

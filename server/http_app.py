@@ -22,6 +22,7 @@ from server.extensions import extensions_running
 from server.host_guard import HostOriginGuard
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
+from server.sse_response import serve_sdk_streams_lean
 from toolsets.profiles import device_tools
 
 logger = logging.getLogger("truloop.http")
@@ -53,11 +54,9 @@ def build_http_app(settings: Settings) -> Starlette:
     auth_kwargs: dict[str, Any] = {}
     middleware: list[Middleware] = []
     if settings.jwt_secret is not None:
-        from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-        from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
         from mcp.server.auth.settings import AuthSettings
-        from starlette.middleware.authentication import AuthenticationMiddleware
 
+        from server.http_auth import BearerAuthentication
         from server.identity import JwtVerifier
 
         verifier = JwtVerifier(settings.jwt_secret, issuer=settings.jwt_issuer)
@@ -70,10 +69,7 @@ def build_http_app(settings: Settings) -> Starlette:
                 validate_token_resource=False,
             ),
         }
-        middleware = [
-            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
-            Middleware(AuthContextMiddleware),
-        ]
+        middleware = [Middleware(BearerAuthentication, verifier=verifier)]
     else:
         logger.warning(
             "TRULOOP_JWT_SECRET is not set: every HTTP caller on %s is served as user %r with no authentication. "
@@ -85,6 +81,7 @@ def build_http_app(settings: Settings) -> Starlette:
     from mcp.server.transport_security import TransportSecuritySettings
 
     guarded_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    serve_sdk_streams_lean()  # the SSE stream answering each handshake-era POST: server/sse_response.py
     bridge = build_bridge(settings)
     services = build_services(settings, bridge)
     shared = {"bridge": bridge, "services": services, **auth_kwargs}
@@ -120,11 +117,10 @@ def build_http_app(settings: Settings) -> Starlette:
         role = (token.claims or {}).get("role", "guest")
         return DeviceCaller(token.subject, role, token.expires_at)
 
-    routes: list[BaseRoute] = [
-        Route("/healthz", healthz, methods=["GET"]),
-        *shim_routes(bridge, identify, device_tools()),
-    ]
-    routes += main_http.routes
+    # /mcp first: every route has its own path, so the order only decides how soon the busiest one is found
+    routes: list[BaseRoute] = [*main_http.routes]
+    routes.append(Route("/healthz", healthz, methods=["GET"]))
+    routes += shim_routes(bridge, identify, device_tools())
     routes += main_sse.routes
     routes.append(Mount("/notification-safe", routes=list(safe_http.routes)))
 

@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 logger = logging.getLogger("truloop.http")
 
 SESSION_HEADER = "mcp-session-id"
+_SESSION_HEADER_RAW = SESSION_HEADER.encode()
 RETRY_AFTER_SECONDS = 60
 
 
@@ -34,6 +35,10 @@ def principal(scope: Scope, default_user: str | None) -> str | None:
     if subject:
         return str(subject)
     return default_user
+
+
+def _has_header(scope: Scope, name: bytes) -> bool:
+    return any(key == name for key, _ in scope["headers"])
 
 
 class SessionCaps:
@@ -76,7 +81,7 @@ class SessionCaps:
         user = principal(scope, self.default_user)
         if user is None:  # unauthenticated: the route itself answers 401
             await self.app(scope, receive, send)
-        elif path in self.session_paths and method == "POST" and SESSION_HEADER not in Headers(scope=scope):
+        elif path in self.session_paths and method == "POST" and not _has_header(scope, _SESSION_HEADER_RAW):
             await self._open_session(user, scope, receive, send)
         elif path in self.sse_paths and method == "GET":
             await self._held(self._sse, user, self.max_sessions, "MCP sessions", scope, receive, send)

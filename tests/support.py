@@ -34,6 +34,14 @@ if TYPE_CHECKING:
 
 SECRET = "test-secret-" + "x" * 32
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])  # the two protocol eras a client may speak
+# The handshake a raw stdio test writes first (2025-11-25), and the notification that completes it.
+INIT = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 # The shared store the in-process helpers use: None is SQLite in the test's folder; the `store_backend`
 # fixture (tests/conftest.py) sets a fresh PostgreSQL schema's URL for the PostgreSQL run of a test.
 STORE_URL: str | None = None
@@ -242,6 +250,14 @@ def http_server_process(
 def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout: float = 20.0) -> Iterator[str]:
     """Run `truloop-mcp --transport http` on a loopback port of its choosing; yields its base URL."""
     with http_server_process(*args, env=env, timeout=timeout) as (base, _, _):
+        yield base
+
+
+@contextlib.contextmanager
+def device_ready_http_server(data_dir: Path) -> Iterator[str]:
+    """An HTTP server for device and back-channel tests: the tests' JWT secret, deferred calls time out in 10 s."""
+    env = child_env(TRULOOP_JWT_SECRET=SECRET)
+    with spawn_http_server("--data-dir", str(data_dir), "--deferred-timeout", "10", env=env) as base:
         yield base
 
 

@@ -19,7 +19,15 @@ import httpx
 import pytest
 
 from bridge.device import DeviceError, DeviceSimulator, StreamLost, interactive_answers, load_answers
-from tests.support import MODES, SECRET, child_env, error_of, eventually, mcp_client, spawn_http_server, token
+from tests.support import (
+    MODES,
+    child_env,
+    device_ready_http_server,
+    error_of,
+    eventually,
+    mcp_client,
+    token,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY = {"start_date": "2026-03-10T00:00:00+09:00", "end_date": "2026-03-11T00:00:00+09:00"}
@@ -27,9 +35,7 @@ DAY = {"start_date": "2026-03-10T00:00:00+09:00", "end_date": "2026-03-11T00:00:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    data_dir = str(tmp_path_factory.mktemp("device-data"))
-    env = child_env(TRULOOP_JWT_SECRET=SECRET)
-    with spawn_http_server("--data-dir", data_dir, "--deferred-timeout", "10", env=env) as base:
+    with device_ready_http_server(tmp_path_factory.mktemp("device-data")) as base:
         yield base
 
 

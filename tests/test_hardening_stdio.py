@@ -13,15 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TRULOOP, child_env, stdio_server_process
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": "init",
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+from tests.support import INIT, INITIALIZED, TRULOOP, child_env, stdio_server_process
 
 
 def call(request_id: Any, date: str = "2026-03-10") -> dict[str, Any]:

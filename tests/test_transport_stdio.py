@@ -16,17 +16,10 @@ from typing import Any
 import pytest
 
 from server.stdio_check import LineSplitter, Oversized
-from tests.support import TRULOOP, child_env
+from tests.support import INIT, INITIALIZED, TRULOOP, child_env
 
 pytestmark = pytest.mark.slow
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": "init",
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 FIRST_DAY = dt.date(2026, 1, 1)
 
 

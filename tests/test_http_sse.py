@@ -1,0 +1,450 @@
+"""The SSE stream each handshake-era POST is answered with (`server/sse_response.py`), and the HTTP protocol
+that writes a response at once (`server/uvicorn_server.py`).
+
+Unit level: the lean response frames events and headers byte for byte as sse-starlette did, ends the body
+with the last event, holds a POST's headers for its first event, sends keep-alive comments, and a client
+that disconnects ends the stream and its data sender. Over a real `truloop-mcp --transport http` on the
+2025-11-25 era (SSE per POST): inline elicitation, sampling and progress ride the POST's stream, a client
+that walks away from a stream leaves the session usable, and the standalone GET stream can be reopened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import types
+from sse_starlette import EventSourceResponse
+from sse_starlette.event import ensure_bytes
+
+from server.sse_response import LeanEventSourceResponse, encode_event, serve_sdk_streams_lean, sse_headers
+from server.uvicorn_server import WriteCombiningTransport, http_protocol, parser_name
+from tests.support import (
+    answering,
+    device_ready_http_server,
+    error_of,
+    eventually,
+    mcp_client,
+    token,
+)
+from tests.test_device_simulator import device_online
+
+pytestmark = pytest.mark.anyio
+
+SDK_HEADERS = {
+    "Cache-Control": "no-cache, no-transform",
+    "Connection": "keep-alive",
+    "Content-Type": "text/event-stream",
+    "mcp-session-id": "0123abcd",
+}
+
+
+# -- the response on its own ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"event": "message", "data": '{"jsonrpc":"2.0","id":1,"result":{}}'},
+        {"event": "message", "data": '{"a":1}', "id": "7"},
+        {"id": "stream-1", "data": ""},
+        {"id": "stream-1", "data": "", "retry": 500},
+        {"data": "one\ntwo\r\nthree\rfour"},
+        {"comment": "a\nb"},
+        {"event": "odd\nname", "data": "x"},
+        b"already bytes",
+        "plain text",
+    ],
+)
+def test_events_are_framed_as_sse_starlette_frames_them(event: Any) -> None:
+    assert encode_event(event) == ensure_bytes(event, "\r\n")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [SDK_HEADERS, {k: v for k, v in SDK_HEADERS.items() if k != "mcp-session-id"}, None, {"connection": "close"}],
+)
+async def test_headers_are_sse_starlettes(headers: dict[str, str] | None) -> None:
+    send, receive = anyio.create_memory_object_stream[Any](0)
+    with send, receive:
+        assert sse_headers(headers) == EventSourceResponse(content=receive, headers=headers).raw_headers
+
+
+class Exchange:
+    """One ASGI request: what the response sent, and a `receive` that answers `http.disconnect` once the
+    response is complete or the client is made to leave."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.gone = anyio.Event()
+        self.sent_at: list[float] = []
+
+    async def receive(self) -> dict[str, Any]:
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+        self.sent_at.append(anyio.current_time())
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.gone.set()
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(m.get("body", b"") for m in self.sent if m["type"] == "http.response.body")
+
+
+def scope(method: str = "POST") -> dict[str, Any]:
+    return {"type": "http", "method": method, "path": "/mcp", "headers": []}
+
+
+async def serve(response: LeanEventSourceResponse, exchange: Exchange, method: str = "POST") -> None:
+    with anyio.fail_after(5):
+        await response(scope(method), exchange.receive, exchange.send)
+
+
+def sdk_like(events: list[Any], *, pause: float = 0.0, then_wait: bool = False) -> tuple[Any, Any, list[str]]:
+    """A content stream and a data sender shaped like the SDK's: the sender owns the stream's writing end,
+    sends `events` and closes it (or, with `then_wait`, waits for ever). `log` records how it ended."""
+    writer, reader = anyio.create_memory_object_stream[Any](0)
+    log: list[str] = []
+
+    async def data_sender() -> None:
+        try:
+            async with writer:
+                for event in events:
+                    if pause:
+                        await anyio.sleep(pause)
+                    await writer.send(event)
+                if then_wait:
+                    await anyio.sleep_forever()
+            log.append("finished")
+        except anyio.get_cancelled_exc_class():
+            log.append("cancelled")
+            raise
+
+    return reader, data_sender, log
+
+
+ANSWER = {"event": "message", "data": '{"jsonrpc":"2.0","id":3,"result":{"ok":true}}'}
+PROGRESS = {"event": "message", "data": '{"jsonrpc":"2.0","method":"notifications/progress","params":{}}'}
+
+
+async def test_an_answer_ready_at_once_is_headers_and_one_final_body() -> None:
+    reader, sender, log = sdk_like([ANSWER])
+    exchange = Exchange()
+    async with reader:
+        await serve(LeanEventSourceResponse(reader, headers=SDK_HEADERS, data_sender_callable=sender), exchange)
+    start, body = exchange.sent  # nothing else: no separate empty chunk to end the body
+    assert start == {"type": "http.response.start", "status": 200, "headers": sse_headers(SDK_HEADERS)}
+    assert body == {"type": "http.response.body", "body": encode_event(ANSWER), "more_body": False}
+    assert log == ["finished"]
+
+
+async def test_events_go_out_in_order_as_they_come_and_the_body_ends() -> None:
+    reader, sender, log = sdk_like([PROGRESS, PROGRESS, ANSWER], pause=0.05)
+    exchange = Exchange()
+    async with reader:
+        await serve(LeanEventSourceResponse(reader, headers=SDK_HEADERS, data_sender_callable=sender), exchange)
+    assert exchange.sent[0]["type"] == "http.response.start"
+    bodies = [m for m in exchange.sent if m["type"] == "http.response.body"]
+    assert [m["more_body"] for m in bodies][:-1] == [True] * (len(bodies) - 1) and not bodies[-1]["more_body"]
+    assert exchange.body == encode_event(PROGRESS) * 2 + encode_event(ANSWER)
+    assert exchange.sent_at[1] < exchange.sent_at[-1] - 0.04, "an event waited for the next one"
+    assert log == ["finished"]
+
+
+async def test_a_slow_posts_headers_go_out_after_the_hold_then_keepalives() -> None:
+    reader, sender, _ = sdk_like([ANSWER], pause=0.35)
+    exchange = Exchange()
+    response = LeanEventSourceResponse(
+        reader, headers=SDK_HEADERS, data_sender_callable=sender, ping=0.1, hold_headers=0.05
+    )
+    async with reader:
+        started = anyio.current_time()
+        await serve(response, exchange)
+    assert exchange.sent[0]["type"] == "http.response.start" and exchange.sent_at[0] - started < 0.3
+    pings = [m for m in exchange.sent if m.get("body", b"").startswith(b": ping - ")]
+    assert len(pings) >= 2 and all(m["more_body"] for m in pings)
+    assert exchange.body.endswith(encode_event(ANSWER))
+
+
+async def test_a_get_stream_sends_its_headers_at_once() -> None:
+    reader, sender, _ = sdk_like([ANSWER], pause=0.2)
+    exchange = Exchange()
+    async with reader, anyio.create_task_group() as tg:
+        tg.start_soon(serve, LeanEventSourceResponse(reader, data_sender_callable=sender), exchange, "GET")
+        await anyio.sleep(0.05)
+        assert [m["type"] for m in exchange.sent] == ["http.response.start"]
+    assert exchange.body == encode_event(ANSWER)
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+async def test_a_client_that_leaves_ends_the_stream_and_its_sender(method: str) -> None:
+    reader, sender, log = sdk_like([PROGRESS], then_wait=True)
+    exchange = Exchange()
+    response = LeanEventSourceResponse(reader, headers=SDK_HEADERS, data_sender_callable=sender, hold_headers=0.05)
+    async with reader, anyio.create_task_group() as tg:
+        tg.start_soon(serve, response, exchange, method)
+        await anyio.sleep(0.2)
+        exchange.gone.set()  # the client closed the connection
+    assert log == ["cancelled"]
+    assert exchange.body == encode_event(PROGRESS)
+
+
+async def test_the_sdk_transport_uses_the_lean_response_only_over_sse_starlettes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp.server import streamable_http
+
+    monkeypatch.setattr(streamable_http, "EventSourceResponse", EventSourceResponse)
+    assert serve_sdk_streams_lean() and serve_sdk_streams_lean()  # once, then already in place
+    assert streamable_http.EventSourceResponse is LeanEventSourceResponse
+
+    class Other:
+        pass
+
+    monkeypatch.setattr(streamable_http, "EventSourceResponse", Other)
+    assert not serve_sdk_streams_lean()
+    assert streamable_http.EventSourceResponse is Other  # an SDK that changed is left as it is
+
+
+# -- write combining ------------------------------------------------------------------------------
+
+
+class Recording(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: Any) -> None:
+        self.writes.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def test_writes_of_one_loop_turn_leave_in_one_write_and_close_flushes_first() -> None:
+    raw = Recording()
+    combined = WriteCombiningTransport(raw)
+    combined.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    combined.write(b"5\r\nhello\r\n")
+    combined.writelines([b"0\r\n", b"\r\n"])
+    assert raw.writes == [] and combined.get_write_buffer_size() == 34
+    await asyncio.sleep(0)
+    assert raw.writes == [b"HTTP/1.1 200 OK\r\n\r\n5\r\nhello\r\n0\r\n\r\n"]
+    combined.write(b"last")
+    combined.close()
+    assert raw.writes[-1] == b"last" and raw.closed
+    await asyncio.sleep(0)
+    assert len(raw.writes) == 2  # the scheduled flush found nothing left
+
+
+def test_the_http_protocol_is_uvicorns_httptools_one() -> None:
+    protocol = http_protocol()
+    if protocol == "auto":
+        pytest.skip("httptools is not installed (the `fast` extra)")
+    assert not isinstance(protocol, str) and parser_name(protocol) == "httptools"
+
+
+# -- over a real server, 2025-11-25 (an SSE stream per POST) ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with device_ready_http_server(tmp_path_factory.mktemp("sse-data")) as base:
+        yield base
+
+
+CONFIRM = {"notification_message": "Asking you...", "title": "Share", "message": "Share your calendar with Minji?"}
+CALENDAR = {
+    "notification_message": "Reading your calendar",
+    "start_date": "2026-03-10T00:00:00+09:00",
+    "end_date": "2026-03-11T00:00:00+09:00",
+}
+
+
+@pytest.mark.parametrize(("action", "content"), [("accept", {"confirmed": True}), ("decline", None)])
+async def test_inline_elicitation_rides_the_posts_stream(server: str, action: str, content: Any) -> None:
+    asked: list[str] = []
+    elicit = answering(action, content, asked)
+    with anyio.fail_after(20):
+        async with mcp_client(server, token(sub="eve"), "legacy", elicitation_callback=elicit) as client:
+            result = await client.call_tool("confirm_interaction", CONFIRM)
+    assert asked and "Share your calendar with Minji?" in asked[0]
+    if action == "accept":
+        assert not result.is_error and result.structured_content == {"confirmed": True}
+    else:
+        assert result.is_error and error_of(result)["code"] == "permission_denied"
+
+
+async def test_sampling_rides_the_posts_stream(server: str) -> None:
+    async with mcp_client(server, token(sub="sam-recipient")) as recipient:  # a first call enters the directory
+        await recipient.call_tool("get_day_of_week", {"date": "2026-03-10"})
+    asked: list[types.CreateMessageRequestParams] = []
+
+    async def model(context: Any, params: types.CreateMessageRequestParams) -> Any:
+        asked.append(params)
+        return types.CreateMessageResult(
+            role="assistant", model="m", content=types.TextContent(type="text", text="Dinner at 7, from Sam")
+        )
+
+    with anyio.fail_after(20):
+        async with mcp_client(server, token(sub="sam"), "legacy", sampling_callback=model) as client:
+            result = await client.call_tool("send_message_to_user", {"recipient": "sam-recipient", "message": "hi"})
+    assert asked, "the client's model was never asked"
+    assert not result.is_error and result.structured_content is not None
+    assert result.structured_content["composed_by"] == "client-model"
+    assert result.structured_content["text"] == "Dinner at 7, from Sam"
+
+
+async def test_progress_rides_the_posts_stream(server: str) -> None:
+    progress: list[str | None] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    user = "pat"
+    with anyio.fail_after(20):
+        async with device_online(server, user), mcp_client(server, token(sub=user), "legacy") as client:
+            result = await client.call_tool("get_calendar_events", CALENDAR, progress_callback=on_progress)
+    assert not result.is_error, result.content
+    assert progress and set(progress) == {"Reading your calendar"}
+
+
+def raw_headers(bearer: str, session: str | None = None) -> dict[str, str]:
+    headers = {
+        "Authorization": f"Bearer {bearer}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    if session:
+        headers["Mcp-Session-Id"] = session
+    return headers
+
+
+def rpc(request_id: int | None, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if request_id is not None:
+        message["id"] = request_id
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+@contextlib.asynccontextmanager
+async def raw_session(base: str, bearer: str, capabilities: dict[str, Any]) -> AsyncIterator[tuple[Any, str]]:
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": capabilities,
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+        opened = await http.post("/mcp", json=rpc(1, "initialize", init), headers=raw_headers(bearer))
+        assert opened.status_code == 200, opened.text
+        session = opened.headers["mcp-session-id"]
+        ready = await http.post(
+            "/mcp", json=rpc(None, "notifications/initialized"), headers=raw_headers(bearer, session)
+        )
+        assert ready.status_code == 202
+        yield http, session
+
+
+def data_of(body: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line[5:]) for line in body.split(b"\r\n") if line.startswith(b"data:") and line[5:].strip()]
+
+
+async def test_a_call_is_one_event_with_the_sdks_headers_on_a_reusable_connection(server: str) -> None:
+    bearer = token(sub="raw-reader")
+    async with raw_session(server, bearer, {}) as (http, session):
+        for request_id in (2, 3):  # the second on the same keep-alive connection
+            call = rpc(request_id, "tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
+            answered = await http.post("/mcp", json=call, headers=raw_headers(bearer, session))
+            assert answered.status_code == 200
+            assert answered.headers["content-type"] == "text/event-stream"
+            assert answered.headers["cache-control"] == "no-cache, no-transform"
+            assert answered.headers["x-accel-buffering"] == "no"
+            assert answered.headers["mcp-session-id"] == session
+            assert "server" not in answered.headers  # no banner
+            assert answered.content.startswith(b"event: message\r\ndata: ") and answered.content.endswith(b"\r\n\r\n")
+            (message,) = data_of(answered.content)
+            assert message["id"] == request_id and message["result"]["structuredContent"]["day_of_week"] == "Tuesday"
+
+
+async def test_a_client_that_walks_away_from_a_call_leaves_the_session_usable(server: str) -> None:
+    bearer = token(sub="walker")
+    async with raw_session(server, bearer, {"elicitation": {"form": {}}}) as (http, session):
+        call = rpc(2, "tools/call", {"name": "confirm_interaction", "arguments": CONFIRM})
+        with anyio.fail_after(10):
+            async with http.stream("POST", "/mcp", json=call, headers=raw_headers(bearer, session)) as stream:
+                assert stream.status_code == 200
+                async for line in stream.aiter_lines():
+                    if line.startswith("data:"):
+                        assert json.loads(line[5:])["method"] == "elicitation/create"
+                        break  # and leave without answering: the connection is closed under the stream
+        day = rpc(3, "tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
+        answered = await http.post("/mcp", json=day, headers=raw_headers(bearer, session))
+        assert data_of(answered.content)[0]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
+
+
+async def test_the_standalone_stream_can_be_reopened_once_its_client_left(server: str) -> None:
+    bearer = token(sub="listener")
+    async with raw_session(server, bearer, {}) as (http, session):
+        headers = {**raw_headers(bearer, session), "Accept": "text/event-stream"}
+        async with http.stream("GET", "/mcp", headers=headers) as first:
+            assert first.status_code == 200 and first.headers["content-type"] == "text/event-stream"
+            async with httpx.AsyncClient(base_url=server, timeout=10) as other:
+                second = await other.get("/mcp", headers=headers)
+            assert second.status_code == 409  # one standalone stream per session while it is open
+
+        async def reopened() -> bool:
+            async with (
+                httpx.AsyncClient(base_url=server, timeout=10) as again,
+                again.stream("GET", "/mcp", headers=headers) as stream,
+            ):
+                return stream.status_code == 200
+
+        await eventually(reopened)  # the server notices the first client left, and frees the slot
+
+
+def test_a_raw_response_arrives_whole(server: str) -> None:
+    """Headers and the event leave in one write: one recv on loopback reads the whole response."""
+    bearer = token(sub="one-write")
+    host, port = server.removeprefix("http://").rsplit(":", 1)
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+
+    def request(message: dict[str, Any], session: str | None) -> bytes:
+        body = json.dumps(message).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in raw_headers(bearer, session).items())
+        return f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request(rpc(1, "initialize", init), None))
+        opened = sock.recv(65536)
+        session = next(
+            line.split(b":", 1)[1].strip().decode()
+            for line in opened.split(b"\r\n")
+            if line.lower().startswith(b"mcp-session-id:")
+        )
+        sock.sendall(request(rpc(None, "notifications/initialized"), session))
+        assert sock.recv(65536).startswith(b"HTTP/1.1 202")
+        call = rpc(2, "tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
+        sock.sendall(request(call, session))
+        whole = sock.recv(65536)
+    assert whole.startswith(b"HTTP/1.1 200 OK\r\n") and whole.endswith(b"\r\n0\r\n\r\n"), whole
+    assert b'"day_of_week":"Tuesday"' in whole

@@ -12,13 +12,14 @@ import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from bridge.jsonrpc import Envelope, RpcResponse
-from bridge.pending import BridgeBackend, Outcome, PendingCall
+if TYPE_CHECKING:
+    from bridge.jsonrpc import RpcResponse
+    from bridge.pending import BridgeBackend, Outcome, PendingCall
 
 logger = logging.getLogger("truloop.bridge")
 
@@ -65,6 +66,8 @@ class DeviceBridge:
         self.progress_interval = progress_interval
         self.extra_channel = extra_channel
         self._waiters: dict[str, anyio.Event] = {}
+        # Calls this replica is waiting on: their device's answer is checked without reading the store.
+        self._in_flight: dict[str, PendingCall] = {}
         self._streams: dict[str, dict[str, MemoryObjectSendStream[dict[str, Any]]]] = {}
         backend.on_result = self._wake
         backend.on_envelope = self._fan_out
@@ -124,7 +127,10 @@ class DeviceBridge:
         The critical path is one store round trip to deliver (store, presence, publish in one) and one to
         take the answer once its wake-up arrives; the store is otherwise read only when a wait runs out
         (`poll_interval`: a wake-up lost with a dropped subscription still finds the answer)."""
+        from bridge.jsonrpc import Envelope, RpcResponse
+
         event = self._waiters[call.call_id] = anyio.Event()
+        self._in_flight[call.call_id] = call
         answered = False
         try:
             call.deadline = time.time() + give_up_after
@@ -158,6 +164,7 @@ class DeviceBridge:
                     raise DeviceTimeout(call.call_id)
         finally:
             self._waiters.pop(call.call_id, None)
+            self._in_flight.pop(call.call_id, None)
             if not answered:
                 with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                     await self.backend.discard(call.call_id)
@@ -185,11 +192,17 @@ class DeviceBridge:
         return await self.backend.complete(str(response.id), user_id, response.wire())
 
     async def pending_call(self, call_id: str) -> PendingCall | None:
-        return await self.backend.get(call_id)
+        """The call `call_id` names, for checking a device's answer to it (whose it is, what it asked): one this
+        replica waits on is known here; another is read from the store. Either way `answer` decides whether
+        the answer still counts (it may have been answered or withdrawn meanwhile)."""
+        local = self._in_flight.get(call_id)
+        return local if local is not None else await self.backend.get(call_id)
 
     @contextlib.asynccontextmanager
     async def device_stream(self, user_id: str) -> AsyncIterator[MemoryObjectReceiveStream[dict[str, Any]]]:
         """A device's live feed of envelopes; pending calls are sent again on (re)connect."""
+        from bridge.jsonrpc import Envelope
+
         device_id = secrets.token_hex(8)
         # Unbounded: an envelope dropped here would strand its call until the device reconnects;
         # what waits is bounded by the pending calls themselves.

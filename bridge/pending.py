@@ -66,7 +66,13 @@ class BridgeBackend(Protocol):
     async def create_and_send(self, call: PendingCall, envelope: dict[str, Any]) -> bool: ...
     async def get(self, call_id: str) -> PendingCall | None: ...
     async def pending_for(self, user_id: str) -> list[PendingCall]: ...
-    async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome: ...
+    async def complete(
+        self, call_id: str, user_id: str, response: dict[str, Any], *, waiter_here: bool = False
+    ) -> Outcome:
+        """Resume `call_id` once with `response`. `waiter_here`: the caller hands the answer to its waiter
+        itself, so it is neither stored for `take_result` nor announced to `on_result`."""
+        ...
+
     async def take_result(self, call_id: str) -> dict[str, Any] | None: ...
     async def discard(self, call_id: str) -> None: ...
 
@@ -134,7 +140,9 @@ class MemoryBackend:
         mine = (c for c in self._calls.values() if c.user_id == user_id and c.live(now))
         return sorted(mine, key=lambda c: c.created_at)
 
-    async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome:
+    async def complete(
+        self, call_id: str, user_id: str, response: dict[str, Any], *, waiter_here: bool = False
+    ) -> Outcome:
         self._expire()
         call = self._calls.get(call_id)
         if call is None:
@@ -144,8 +152,9 @@ class MemoryBackend:
             return Outcome.UNKNOWN
         del self._calls[call_id]
         self._answered[call_id] = (user_id, time.time())
-        self._results[call_id] = response
-        self.on_result(call_id)
+        if not waiter_here:
+            self._results[call_id] = response
+            self.on_result(call_id)
         return Outcome.COMPLETED
 
     async def take_result(self, call_id: str) -> dict[str, Any] | None:

@@ -2,10 +2,12 @@
 
 Keys (under a prefix, `truloop:` by default): `call:{id}` the pending call (TTL 1 h);
 `user-calls:{user}` a sorted set of the user's pending ids; `answered:{id}` a tombstone that
-tells a second answer from an unknown id; `result:{id}` the answer, until the waiter takes it;
+tells a second answer from an unknown id; `result:{id}` the answer, until the waiter takes it
+(not written when the waiter runs on the replica the answer arrived at: it is handed over in memory);
 `presence:{user}` a sorted set of device ids scored by when their heartbeat runs out.
 Channels: `results` (a call id was answered: wake its waiter, wherever it runs) and `devices`
-(an envelope for a user: every replica hands it to that user's streams it holds).
+(an envelope for a user: every other replica hands it to that user's streams it holds; the sender
+hands it to its own at once and ignores its copy, recognised by the `origin` it tags it with).
 Completion is one Lua script, so two answers racing on two replicas resume the call once.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import secrets
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -46,6 +49,7 @@ if cjson.decode(raw)['user_id'] ~= ARGV[2] then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SET', KEYS[3], ARGV[2], 'EX', ARGV[4])
+if ARGV[7] == '1' then return 1 end
 redis.call('SET', KEYS[4], ARGV[3], 'EX', ARGV[5])
 redis.call('PUBLISH', ARGV[6], ARGV[1])
 return 1
@@ -75,6 +79,8 @@ class RedisBackend:
         )  # fmt: skip
         self._redis = redis.Redis(connection_pool=pool)
         self._prefix = prefix
+        # Envelopes this replica publishes reach its own device streams directly, not back through Redis.
+        self._origin = secrets.token_hex(8)
         self._complete = self._redis.register_script(COMPLETE)
         self._take = self._redis.register_script(TAKE)
         self._create_and_send = self._redis.register_script(CREATE_AND_SEND)
@@ -145,7 +151,8 @@ class RedisBackend:
             self.on_result(message["data"])
         else:
             payload = json.loads(message["data"])
-            self.on_envelope(payload["user"], payload["envelope"])
+            if payload.get("origin") != self._origin:  # this replica's own were handed over when sent
+                self.on_envelope(payload["user"], payload["envelope"])
 
     async def ping(self) -> None:
         await self._redis.ping()
@@ -164,12 +171,15 @@ class RedisBackend:
             self._key("user-calls", call.user_id),
             self._key("presence", call.user_id),
         ]
-        payload = json.dumps({"user": call.user_id, "envelope": envelope})
+        payload = json.dumps({"user": call.user_id, "envelope": envelope, "origin": self._origin})
         args = [
             call.model_dump_json(), call.call_id, call.created_at, CALL_TTL_SECONDS, time.time(), self._key("devices"),
             payload,
         ]  # fmt: skip
-        return int(await self._create_and_send(keys=keys, args=args)) == 1
+        online = int(await self._create_and_send(keys=keys, args=args)) == 1
+        if online:
+            self.on_envelope(call.user_id, envelope)
+        return online
 
     async def get(self, call_id: str) -> PendingCall | None:
         raw = await self._redis.get(self._key("call", call_id))
@@ -186,14 +196,19 @@ class RedisBackend:
         calls = [PendingCall.model_validate_json(raw) for raw in raws if raw]
         return [call for call in calls if call.live(now)]
 
-    async def complete(self, call_id: str, user_id: str, response: dict[str, Any]) -> Outcome:
+    async def complete(
+        self, call_id: str, user_id: str, response: dict[str, Any], *, waiter_here: bool = False
+    ) -> Outcome:
         keys = [
             self._key("call", call_id),
             self._key("user-calls", user_id),
             self._key("answered", call_id),
             self._key("result", call_id),
         ]
-        args = [call_id, user_id, json.dumps(response), ANSWERED_TTL_SECONDS, RESULT_TTL_SECONDS, self._key("results")]
+        args = [
+            call_id, user_id, "" if waiter_here else json.dumps(response), ANSWERED_TTL_SECONDS, RESULT_TTL_SECONDS,
+            self._key("results"), "1" if waiter_here else "0",
+        ]  # fmt: skip
         code = int(await self._complete(keys=keys, args=args))
         return {1: Outcome.COMPLETED, 2: Outcome.ALREADY_ANSWERED}.get(code, Outcome.UNKNOWN)
 
@@ -225,4 +240,6 @@ class RedisBackend:
         return int(await self._redis.zcount(self._key("presence", user_id), time.time(), "+inf")) > 0
 
     async def publish_envelope(self, user_id: str, envelope: dict[str, Any]) -> None:
-        await self._redis.publish(self._key("devices"), json.dumps({"user": user_id, "envelope": envelope}))
+        payload = {"user": user_id, "envelope": envelope, "origin": self._origin}
+        await self._redis.publish(self._key("devices"), json.dumps(payload))
+        self.on_envelope(user_id, envelope)

@@ -68,6 +68,8 @@ class DeviceBridge:
         self._waiters: dict[str, anyio.Event] = {}
         # Calls this replica is waiting on: their device's answer is checked without reading the store.
         self._in_flight: dict[str, PendingCall] = {}
+        # Answers that arrived at this replica for a call it waits on: handed to the waiter in memory.
+        self._handed: dict[str, RpcResponse] = {}
         self._streams: dict[str, dict[str, MemoryObjectSendStream[dict[str, Any]]]] = {}
         backend.on_result = self._wake
         backend.on_envelope = self._fan_out
@@ -124,9 +126,11 @@ class DeviceBridge:
     ) -> RpcResponse:
         """Store the call, deliver it, and wait for the device's answer (raises DeviceTimeout).
 
-        The critical path is one store round trip to deliver (store, presence, publish in one) and one to
-        take the answer once its wake-up arrives; the store is otherwise read only when a wait runs out
-        (`poll_interval`: a wake-up lost with a dropped subscription still finds the answer)."""
+        The critical path is one store round trip to deliver (store, presence, publish in one; this replica's
+        own device streams get the envelope at once) and the completion: an answer arriving here is handed
+        over in memory, one arriving elsewhere wakes this wait through the store and is taken in one more
+        round trip. The store is otherwise read only when a wait runs out (`poll_interval`: a wake-up lost
+        with a dropped subscription still finds the answer)."""
         from bridge.jsonrpc import Envelope, RpcResponse
 
         event = self._waiters[call.call_id] = anyio.Event()
@@ -150,6 +154,10 @@ class DeviceBridge:
                     await event.wait()
                 if event.is_set():
                     event = self._waiters[call.call_id] = anyio.Event()
+                handed = self._handed.pop(call.call_id, None)
+                if handed is not None:
+                    answered = True
+                    return handed
                 try:
                     result = await self.backend.take_result(call.call_id)
                 except Exception as exc:  # a store hiccup must not turn an accepted answer into a failure
@@ -165,6 +173,7 @@ class DeviceBridge:
         finally:
             self._waiters.pop(call.call_id, None)
             self._in_flight.pop(call.call_id, None)
+            self._handed.pop(call.call_id, None)
             if not answered:
                 with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                     await self.backend.discard(call.call_id)
@@ -189,7 +198,19 @@ class DeviceBridge:
                 stream.close()
 
     async def answer(self, user_id: str, response: RpcResponse) -> Outcome:
-        return await self.backend.complete(str(response.id), user_id, response.wire())
+        """Record a device's answer once; a waiter on this replica gets it in memory (no store round trip
+        to fetch it, no wake-up through the store), a waiter elsewhere through the store."""
+        from bridge.pending import Outcome
+
+        call_id = str(response.id)
+        here = call_id in self._waiters
+        outcome = await self.backend.complete(call_id, user_id, response.wire(), waiter_here=here)
+        if here and outcome is Outcome.COMPLETED:
+            event = self._waiters.get(call_id)
+            if event is not None:  # else the wait ended meanwhile (timed out, cancelled): nobody is left to tell
+                self._handed[call_id] = response
+                event.set()
+        return outcome
 
     async def pending_call(self, call_id: str) -> PendingCall | None:
         """The call `call_id` names, for checking a device's answer to it (whose it is, what it asked): one this

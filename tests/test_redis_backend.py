@@ -118,6 +118,66 @@ async def test_answer_on_replica_b_wakes_the_call_waiting_on_replica_a(redis_url
     assert got and got[0].result == {"confirmed": True}
 
 
+async def test_an_answer_arriving_where_its_call_waits_is_handed_over_in_memory(backend: Any) -> None:
+    """The device and the waiting call on one replica: the answer resumes the call without being stored for a
+    later take or announced to the other replicas, and a second answer still counts as already answered."""
+    bridge = DeviceBridge(backend, poll_interval=30)
+    announced: list[str] = []
+    wake = backend.on_result
+    backend.on_result = lambda call_id: (announced.append(call_id), wake(call_id))
+    got: list[RpcResponse] = []
+    async with bridge.device_stream("alice") as envelopes, anyio.create_task_group() as tg:
+
+        async def wait() -> None:
+            got.append(await bridge.call_device(call("here1"), give_up_after=10))
+
+        tg.start_soon(wait)
+        with anyio.fail_after(5):
+            request = json.loads((await envelopes.receive())["data"])
+        response = RpcResponse.model_validate(answer(request["id"]))
+        assert await bridge.answer("alice", response) is Outcome.COMPLETED
+        assert await bridge.answer("alice", response) is Outcome.ALREADY_ANSWERED
+        with anyio.fail_after(5):  # not the 30 s poll
+            while not got:
+                await anyio.sleep(0.01)
+    assert got[0].result == {"confirmed": True}
+    assert announced == [] and await backend.take_result("here1") is None and await backend.get("here1") is None
+    if isinstance(backend, RedisBackend):
+        assert not [key async for key in backend._redis.scan_iter(f"{backend._prefix}result:*")]
+
+
+async def test_each_device_stream_gets_an_envelope_once_on_either_replica(redis_url: str, redis_prefix: str) -> None:
+    """The sending replica hands the envelope to its own streams at once and skips its pub/sub copy; the other
+    replica gets it through Redis: every stream, local or remote, sees each call exactly once."""
+    bridge_a = DeviceBridge(RedisBackend(redis_url, prefix=redis_prefix), poll_interval=30)
+    bridge_b = DeviceBridge(RedisBackend(redis_url, prefix=redis_prefix), poll_interval=30)
+    async with bridge_a.running(), bridge_b.running():
+        with anyio.fail_after(5):
+            await bridge_a.backend.listening.wait()  # type: ignore[attr-defined]
+            await bridge_b.backend.listening.wait()  # type: ignore[attr-defined]
+        async with (
+            bridge_a.device_stream("alice") as on_a,
+            bridge_b.device_stream("alice") as on_b,
+            anyio.create_task_group() as tg,
+        ):
+            for n in range(3):
+                tg.start_soon(lambda n=n: bridge_a.call_device(call(f"once{n}"), give_up_after=10))
+            await bridge_a.send_to_device("alice", {"data": "relayed"})
+            seen: dict[str, list[str]] = {"a": [], "b": []}
+            for name, stream in (("a", on_a), ("b", on_b)):
+                with anyio.fail_after(5):
+                    while len(seen[name]) < 4:
+                        envelope = await stream.receive()
+                        seen[name].append(envelope["data"] if envelope["data"] == "relayed" else
+                                          json.loads(envelope["data"])["id"])  # fmt: skip
+            await anyio.sleep(0.3)  # a duplicate would come through pub/sub by now
+            for name, stream in (("a", on_a), ("b", on_b)):
+                with pytest.raises(anyio.WouldBlock):
+                    stream.receive_nowait()
+                assert sorted(seen[name]) == ["once0", "once1", "once2", "relayed"], name
+            tg.cancel_scope.cancel()
+
+
 async def test_presence_is_shared_and_expires(redis_url: str, redis_prefix: str) -> None:
     replica_a, replica_b = RedisBackend(redis_url, prefix=redis_prefix), RedisBackend(redis_url, prefix=redis_prefix)
     assert not await replica_b.online("alice")

@@ -126,10 +126,12 @@ async def test_an_answer_arriving_where_its_call_waits_is_handed_over_in_memory(
     wake = backend.on_result
     backend.on_result = lambda call_id: (announced.append(call_id), wake(call_id))
     got: list[RpcResponse] = []
+    returned = anyio.Event()
     async with bridge.device_stream("alice") as envelopes, anyio.create_task_group() as tg:
 
         async def wait() -> None:
             got.append(await bridge.call_device(call("here1"), give_up_after=10))
+            returned.set()
 
         tg.start_soon(wait)
         with anyio.fail_after(5):
@@ -138,8 +140,7 @@ async def test_an_answer_arriving_where_its_call_waits_is_handed_over_in_memory(
         assert await bridge.answer("alice", response) is Outcome.COMPLETED
         assert await bridge.answer("alice", response) is Outcome.ALREADY_ANSWERED
         with anyio.fail_after(5):  # not the 30 s poll
-            while not got:
-                await anyio.sleep(0.01)
+            await returned.wait()
     assert got[0].result == {"confirmed": True}
     assert announced == [] and await backend.take_result("here1") is None and await backend.get("here1") is None
     if isinstance(backend, RedisBackend):

@@ -94,11 +94,19 @@ def environment_only_help() -> str:
     return "\n".join(lines) + "\n"
 
 
+class ServerParser(OneLineParser):
+    """The epilog lists every environment-only setting: written when help is shown, not on every start."""
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = f"{environment_only_help()}\n{SUBCOMMANDS}"
+        return super().format_help()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
+    parser = ServerParser(
         prog=PROG,
         description="The truloop assistant's toolsets as an MCP server.",
-        epilog=f"{environment_only_help()}\n{SUBCOMMANDS}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_setting_flags(parser)

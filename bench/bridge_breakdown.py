@@ -7,9 +7,10 @@ One process holds a `DeviceBridge` over `RedisBackend` (a fresh key prefix) and 
 route does after its checks. Each call is `call_device` -> result, timed in stages:
 
   deliver   call_device entered -> the envelope reaches the device's stream (store the call, presence
-            check, PUBLISH devices, the subscription relays it back)
-  answer    the device's `bridge.answer` (the completion script: one EVALSHA, which PUBLISHes `results`)
-  wake      answer returned -> call_device returns (the `results` message wakes the waiter, the result is taken)
+            check and PUBLISH devices in one script; this replica's own stream gets it at once)
+  answer    the device's `bridge.answer` (the completion script: one EVALSHA; the waiter is on this
+            replica, so the answer is neither stored nor published but handed over in memory)
+  wake      answer returned -> call_device returns
   total     call_device entered -> returned
 
 and the same on `MemoryBackend` (the in-process floor). Redis command counts per call come from

@@ -37,7 +37,7 @@ from tests.fuzz_inputs import (
     oversized_requests,
     stdio_cases,
 )
-from tests.support import SECRET, TRULOOP, child_env, http_server_process, mcp_client, token
+from tests.support import INIT, INITIALIZED, SECRET, TRULOOP, child_env, http_server_process, mcp_client, token
 
 pytestmark = pytest.mark.slow
 
@@ -46,13 +46,6 @@ STDIO_LINES = 3000
 HTTP_BODIES = 1000
 LINE_LIMIT = 1024 * 1024  # above every generated line but the oversized ones
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": "init",
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}},
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 FINAL = {
     "jsonrpc": "2.0",
     "id": "final",

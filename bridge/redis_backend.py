@@ -54,11 +54,12 @@ redis.call('SET', KEYS[4], ARGV[3], 'EX', ARGV[5])
 redis.call('PUBLISH', ARGV[6], ARGV[1])
 return 1
 """
+# Store a pending call; with a message (ARGV[7]), also publish it if the user has a device online (1 if so).
 CREATE_AND_SEND = """
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
-if redis.call('ZCOUNT', KEYS[3], ARGV[5], '+inf') > 0 then
+if ARGV[7] ~= '' and redis.call('ZCOUNT', KEYS[3], ARGV[5], '+inf') > 0 then
   redis.call('PUBLISH', ARGV[6], ARGV[7])
   return 1
 end
@@ -158,28 +159,29 @@ class RedisBackend:
         await self._redis.ping()
 
     async def create(self, call: PendingCall) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(self._key("call", call.call_id), call.model_dump_json(), ex=CALL_TTL_SECONDS)
-            pipe.zadd(self._key("user-calls", call.user_id), {call.call_id: call.created_at})
-            pipe.expire(self._key("user-calls", call.user_id), CALL_TTL_SECONDS)
-            await pipe.execute()
+        await self._store(call, "")
 
     async def create_and_send(self, call: PendingCall, envelope: dict[str, Any]) -> bool:
         """`create`, then `publish_envelope` if the user has a device online, in one round trip; True if online."""
+        online = await self._store(call, self._devices_message(call.user_id, envelope))
+        if online:
+            self.on_envelope(call.user_id, envelope)
+        return online
+
+    async def _store(self, call: PendingCall, message: str) -> bool:
         keys = [
             self._key("call", call.call_id),
             self._key("user-calls", call.user_id),
             self._key("presence", call.user_id),
         ]
-        payload = json.dumps({"user": call.user_id, "envelope": envelope, "origin": self._origin})
         args = [
             call.model_dump_json(), call.call_id, call.created_at, CALL_TTL_SECONDS, time.time(), self._key("devices"),
-            payload,
+            message,
         ]  # fmt: skip
-        online = int(await self._create_and_send(keys=keys, args=args)) == 1
-        if online:
-            self.on_envelope(call.user_id, envelope)
-        return online
+        return int(await self._create_and_send(keys=keys, args=args)) == 1
+
+    def _devices_message(self, user_id: str, envelope: dict[str, Any]) -> str:
+        return json.dumps({"user": user_id, "envelope": envelope, "origin": self._origin})
 
     async def get(self, call_id: str) -> PendingCall | None:
         raw = await self._redis.get(self._key("call", call_id))
@@ -240,6 +242,5 @@ class RedisBackend:
         return int(await self._redis.zcount(self._key("presence", user_id), time.time(), "+inf")) > 0
 
     async def publish_envelope(self, user_id: str, envelope: dict[str, Any]) -> None:
-        payload = {"user": user_id, "envelope": envelope, "origin": self._origin}
-        await self._redis.publish(self._key("devices"), json.dumps(payload))
+        await self._redis.publish(self._key("devices"), self._devices_message(user_id, envelope))
         self.on_envelope(user_id, envelope)

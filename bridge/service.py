@@ -48,6 +48,18 @@ async def no_progress(progress: float, total: float | None, message: str | None)
     return None
 
 
+class _Waiting:
+    """A call this replica waits on: its device's answer is checked against `call` without reading the store,
+    and an answer arriving here is put in `answer` (handed over in memory) before `woken` is set."""
+
+    __slots__ = ("answer", "call", "woken")
+
+    def __init__(self, call: PendingCall) -> None:
+        self.call = call
+        self.woken = anyio.Event()
+        self.answer: RpcResponse | None = None
+
+
 class DeviceBridge:
     def __init__(
         self,
@@ -65,11 +77,7 @@ class DeviceBridge:
         self.poll_interval = poll_interval
         self.progress_interval = progress_interval
         self.extra_channel = extra_channel
-        self._waiters: dict[str, anyio.Event] = {}
-        # Calls this replica is waiting on: their device's answer is checked without reading the store.
-        self._in_flight: dict[str, PendingCall] = {}
-        # Answers that arrived at this replica for a call it waits on: handed to the waiter in memory.
-        self._handed: dict[str, RpcResponse] = {}
+        self._waiting: dict[str, _Waiting] = {}
         self._streams: dict[str, dict[str, MemoryObjectSendStream[dict[str, Any]]]] = {}
         backend.on_result = self._wake
         backend.on_envelope = self._fan_out
@@ -79,9 +87,9 @@ class DeviceBridge:
         return self.backend.running()
 
     def _wake(self, call_id: str) -> None:
-        event = self._waiters.get(call_id)
-        if event is not None:
-            event.set()
+        waiting = self._waiting.get(call_id)
+        if waiting is not None:
+            waiting.woken.set()
 
     async def _reannounce(self) -> None:
         """The store is back, perhaps empty: say at once which devices are here (instead of at their
@@ -93,8 +101,8 @@ class DeviceBridge:
                 except Exception as exc:
                     logger.warning("device presence not re-announced (%s)", type(exc).__name__)
                     return
-        for event in list(self._waiters.values()):
-            event.set()
+        for waiting in list(self._waiting.values()):
+            waiting.woken.set()
 
     def _fan_out(self, user_id: str, envelope: dict[str, Any]) -> None:
         for stream in list(self._streams.get(user_id, {}).values()):
@@ -133,8 +141,7 @@ class DeviceBridge:
         with a dropped subscription still finds the answer)."""
         from bridge.jsonrpc import Envelope, RpcResponse
 
-        event = self._waiters[call.call_id] = anyio.Event()
-        self._in_flight[call.call_id] = call
+        waiting = self._waiting[call.call_id] = _Waiting(call)
         answered = False
         try:
             call.deadline = time.time() + give_up_after
@@ -151,13 +158,12 @@ class DeviceBridge:
                     await progress(round(now - started, 1), None, call.notification_message or "Waiting for the device")
                     next_progress = now + self.progress_interval
                 with anyio.move_on_after(max(0.0, min(self.poll_interval, deadline - now, next_progress - now))):
-                    await event.wait()
-                if event.is_set():
-                    event = self._waiters[call.call_id] = anyio.Event()
-                handed = self._handed.pop(call.call_id, None)
-                if handed is not None:
+                    await waiting.woken.wait()
+                if waiting.woken.is_set():
+                    waiting.woken = anyio.Event()
+                if waiting.answer is not None:
                     answered = True
-                    return handed
+                    return waiting.answer
                 try:
                     result = await self.backend.take_result(call.call_id)
                 except Exception as exc:  # a store hiccup must not turn an accepted answer into a failure
@@ -171,9 +177,7 @@ class DeviceBridge:
                 if time.monotonic() >= deadline:
                     raise DeviceTimeout(call.call_id)
         finally:
-            self._waiters.pop(call.call_id, None)
-            self._in_flight.pop(call.call_id, None)
-            self._handed.pop(call.call_id, None)
+            self._waiting.pop(call.call_id, None)
             if not answered:
                 with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                     await self.backend.discard(call.call_id)
@@ -203,21 +207,20 @@ class DeviceBridge:
         from bridge.pending import Outcome
 
         call_id = str(response.id)
-        here = call_id in self._waiters
-        outcome = await self.backend.complete(call_id, user_id, response.wire(), waiter_here=here)
-        if here and outcome is Outcome.COMPLETED:
-            event = self._waiters.get(call_id)
-            if event is not None:  # else the wait ended meanwhile (timed out, cancelled): nobody is left to tell
-                self._handed[call_id] = response
-                event.set()
+        waiting = self._waiting.get(call_id)
+        outcome = await self.backend.complete(call_id, user_id, response.wire(), waiter_here=waiting is not None)
+        # if the wait ended meanwhile (timed out, cancelled), nobody is left to tell
+        if waiting is not None and outcome is Outcome.COMPLETED and self._waiting.get(call_id) is waiting:
+            waiting.answer = response
+            waiting.woken.set()
         return outcome
 
     async def pending_call(self, call_id: str) -> PendingCall | None:
         """The call `call_id` names, for checking a device's answer to it (whose it is, what it asked): one this
         replica waits on is known here; another is read from the store. Either way `answer` decides whether
         the answer still counts (it may have been answered or withdrawn meanwhile)."""
-        local = self._in_flight.get(call_id)
-        return local if local is not None else await self.backend.get(call_id)
+        waiting = self._waiting.get(call_id)
+        return waiting.call if waiting is not None else await self.backend.get(call_id)
 
     @contextlib.asynccontextmanager
     async def device_stream(self, user_id: str) -> AsyncIterator[MemoryObjectReceiveStream[dict[str, Any]]]:

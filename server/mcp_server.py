@@ -69,8 +69,8 @@ class TruloopMCP(MCPServer):
         self._process_session = "stdio-" + secrets.token_hex(8)  # stdio: one session per process
         # by id(tool), holding the tool so its id is not reused while cached (plugin tools come and go)
         self._published_cache: dict[int, tuple[Tool, types.Tool]] = {}
-        self._wire_lists: dict[tuple[int, ...], tuple[tuple[Tool, ...], dict[str, Any]]] = {}
-        self._answered_lists: dict[tuple[tuple[int, ...], str], tuple[tuple[Tool, ...], dict[str, Any]]] = {}
+        self._wire_lists = _PerToolList()  # the `tools/list` result, per list
+        self._answered_lists = _PerToolList()  # the SDK's whole answer, per list and protocol version
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         plugin_tool_changes.subscribe(self.announce_tools_changed)
@@ -140,9 +140,8 @@ class TruloopMCP(MCPServer):
         """`tools/list` (server/lean_path.py): the SDK's answer for this list of tools, made once per list and
         protocol version; the handler gets the same list through `_listing`."""
         tools = await self._visible_tools(request)
-        key = (tuple(id(tool) for tool in tools), request.protocol_version)
-        cached = self._answered_lists.get(key)
-        if cached is None or any(a is not b for a, b in zip(cached[0], tools, strict=True)):
+        answer = self._answered_lists.get(tools, request.protocol_version)
+        if answer is None:
             token = _listing.set(tools)
             try:
                 answer = await call_next(request)
@@ -150,23 +149,18 @@ class TruloopMCP(MCPServer):
                 _listing.reset(token)
             if not isinstance(answer, dict):
                 return answer  # type: ignore[return-value]
-            if len(self._answered_lists) > 256:
-                self._answered_lists.clear()
-            cached = self._answered_lists[key] = (tuple(tools), answer)
-        return dict(cached[1])
+            self._answered_lists.put(tools, answer, request.protocol_version)
+        return dict(answer)
 
     def _wire_list(self, tools: list[Tool]) -> dict[str, Any]:
         """The `tools/list` result in its wire form, built once per distinct list (the SDK copies the top level)."""
-        key = tuple(id(tool) for tool in tools)
-        cached = self._wire_lists.get(key)
-        if cached is None or any(a is not b for a, b in zip(cached[0], tools, strict=True)):
-            if len(self._wire_lists) > 256:
-                self._wire_lists.clear()
+        wire = self._wire_lists.get(tools)
+        if wire is None:
             wire = types.ListToolsResult(tools=self._published(tools)).model_dump(
                 by_alias=True, mode="json", exclude_none=True
             )
-            cached = self._wire_lists[key] = (tuple(tools), wire)
-        return cached[1]
+            self._wire_lists.put(tools, wire)
+        return wire
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
@@ -265,6 +259,25 @@ async def _set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.Emp
     # Accepted for handshake-era clients; tool calls emit no protocol log messages today.
     logger.debug("client asked for log level %s", params.level)
     return types.EmptyResult()
+
+
+class _PerToolList:
+    """Answers kept per distinct list of tool objects (and a protocol version, where given), at most 256. A list
+    is known by its tools' identities; holding the tools keeps their ids from being reused while kept."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[Any, ...], tuple[tuple[Tool, ...], dict[str, Any]]] = {}
+
+    def get(self, tools: list[Tool], version: str | None = None) -> dict[str, Any] | None:
+        kept = self._kept.get((version, *map(id, tools)))
+        if kept is None or any(a is not b for a, b in zip(kept[0], tools, strict=True)):
+            return None
+        return kept[1]
+
+    def put(self, tools: list[Tool], answer: dict[str, Any], version: str | None = None) -> None:
+        if len(self._kept) > 256:
+            self._kept.clear()
+        self._kept[(version, *map(id, tools))] = (tuple(tools), answer)
 
 
 def _no_gates() -> Any:

@@ -17,15 +17,9 @@ import pytest
 from server.app import build_server
 from server.extensions import extensions_running
 from server.settings import Settings
-from tests.support import child_env
+from tests.support import INIT, child_env
 
 ROOT = Path(__file__).resolve().parent.parent
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 # Modules (and their submodules) that answering initialize must not load.
 NOT_BEFORE_INITIALIZE = (
     "toolsets.profiles",  # composing the profiles loads every toolset
@@ -61,11 +55,11 @@ def loaded_before_answer(args: list[str], tmp_path: Path) -> list[str]:
     lines and the answer arrive in the order they were written."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "server", "--data-dir", str(tmp_path / "data"), *args],
-        input=json.dumps(INITIALIZE) + "\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        input=json.dumps(INIT) + "\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         timeout=60, cwd=ROOT, env=child_env(),
     )  # fmt: skip
     lines = proc.stdout.splitlines()
-    answers = [i for i, line in enumerate(lines) if line.startswith("{") and json.loads(line).get("id") == 1]
+    answers = [i for i, line in enumerate(lines) if line.startswith("{") and json.loads(line).get("id") == INIT["id"]]
     assert proc.returncode == 0 and answers, proc.stdout[-3000:]
     timed = [line for line in lines[: answers[0]] if line.startswith("import time:") and "imported package" not in line]
     return [line.rsplit("|", 1)[1].strip() for line in timed]

@@ -146,48 +146,14 @@ async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
         services.close()
 
 
-class LineSplitter:
-    """Lines of a byte stream without their newline; None for a line over `limit` bytes (memory stays bounded)."""
-
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._held = bytearray()
-        self._oversized = False
-
-    def feed(self, chunk: bytes) -> list[bytes | None]:
-        lines: list[bytes | None] = []
-        start = 0
-        while (end := chunk.find(b"\n", start)) >= 0:
-            self._hold(chunk, start, end)
-            lines.append(None if self._oversized else bytes(self._held))
-            self._held.clear()
-            self._oversized = False
-            start = end + 1
-        self._hold(chunk, start, len(chunk))
-        return lines
-
-    def finish(self) -> list[bytes | None]:
-        """End of input: the last line, when it had no newline."""
-        if self._oversized:
-            return [None]
-        return [bytes(self._held)] if self._held else []
-
-    def _hold(self, chunk: bytes, start: int, end: int) -> None:
-        if self._oversized:
-            return
-        if len(self._held) + end - start > self._limit:
-            self._oversized = True
-            self._held.clear()
-        else:
-            self._held += chunk[start:end]
-
-
 async def _lines(fd: int, limit: int) -> AsyncIterator[tuple[bytes | None, bool]]:
     """The lines of `fd` (None for one over `limit`), each with whether another is already waiting.
 
     A daemon thread reads raw chunks (so Ctrl-C never waits on a blocking read, and no buffered reader's lock
     is held at exit); at most `QUEUED_CHUNKS` wait unread, so a slow caller stops the reading.
     """
+    from server.stdio_check import Line, LineSplitter, Oversized  # the stdio server's splitter
+
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes] = asyncio.Queue()
     room = threading.Semaphore(QUEUED_CHUNKS)
@@ -207,9 +173,13 @@ async def _lines(fd: int, limit: int) -> AsyncIterator[tuple[bytes | None, bool]
     splitter = LineSplitter(limit)
     while True:
         chunk = await chunks.get()
-        lines = splitter.feed(chunk) if chunk else splitter.finish()
+        lines: list[Line] = []
+        if chunk:
+            splitter.feed(chunk, lines.append)
+        else:
+            splitter.finish(lines.append)
         room.release()
         for index, line in enumerate(lines):
-            yield line, index + 1 < len(lines) or not chunks.empty()
+            yield None if isinstance(line, Oversized) else line, index + 1 < len(lines) or not chunks.empty()
         if not chunk:
             return

@@ -20,12 +20,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO, get_args
 
-from server.cli import PROG, OneLineParser, add_setting_flags, settings_or_exit
+from server.cli import PROG, OneLineParser, add_setting_flags, fail, settings_or_exit
+from toolsets.audit.record import Status
 from toolsets.audit.writer import log_files
 
-STATUSES = ("ok", "error", "cancelled", "input_required")
+AUDIT_SETTINGS = ("data_dir", "audit_log")  # the settings that say where the log is
+STATUSES: tuple[str, ...] = get_args(Status)
 EVENTS = ("tool_call", "tool_result")
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -225,7 +227,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--since", type=parse_time, metavar="TIME", help="from this time: 15m, 2h, 7d, RFC 3339")
         command.add_argument("--until", type=parse_time, metavar="TIME", help="up to this time (same forms)")
         command.add_argument("--format", choices=("json", "text"), default="json", help="stored JSON, or short text")
-        add_setting_flags(command, only=("data_dir", "audit_log"))
+        add_setting_flags(command, only=AUDIT_SETTINGS)
     return parser
 
 
@@ -242,7 +244,7 @@ def _filters(args: argparse.Namespace) -> Filters:
 
 
 def _log_path(args: argparse.Namespace) -> Path:
-    flags = {name: getattr(args, name) for name in ("data_dir", "audit_log") if hasattr(args, name)}
+    flags = {name: getattr(args, name) for name in AUDIT_SETTINGS if hasattr(args, name)}
     target = settings_or_exit(flags).audit_target
     if target == "off":
         raise AuditCommandError("the audit log is off (--audit-log off / TRULOOP_AUDIT_LOG=off): nothing to read")
@@ -259,7 +261,7 @@ def run(argv: Sequence[str]) -> None:
         if not log_files(path) and not getattr(args, "follow", False):
             raise AuditCommandError(f"no audit log at {path} yet (no tool was called, or it is written elsewhere)")
     except AuditCommandError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     text = args.format == "text"
 
     def out(raw: str, record: dict[str, Any]) -> None:
@@ -281,8 +283,3 @@ def run(argv: Sequence[str]) -> None:
         pass
     except BrokenPipeError:  # `| head`
         sys.stderr.close()
-
-
-def _fail(message: str) -> NoReturn:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
-    raise SystemExit(2)

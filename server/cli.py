@@ -124,10 +124,11 @@ def settings_or_exit(flags: Mapping[str, Any]) -> Settings:
     except ValidationError as exc:
         from server.settings_text import explain
 
-        _fail(explain(exc))
+        fail(explain(exc))
 
 
-def _fail(message: str) -> NoReturn:
+def fail(message: str) -> NoReturn:
+    """One `truloop-mcp: error: ...` line on stderr, exit 2 (a bad flag or setting, not a crash)."""
     sys.stderr.write(f"{PROG}: error: {message}\n")
     raise SystemExit(2)
 
@@ -177,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     except OSError as exc:  # e.g. the port is taken
-        _fail(str(exc))
+        fail(str(exc))
     except Exception as exc:
         logging.getLogger("truloop").debug("fatal error", exc_info=True)
         sys.stderr.write(f"{PROG}: fatal: {type(exc).__name__}: {exc} (run with --log-level DEBUG for details)\n")

@@ -12,12 +12,13 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry.trace import ProxyTracerProvider, SpanKind, get_tracer_provider
+from opentelemetry.trace import ProxyTracerProvider, SpanKind, StatusCode, get_tracer, get_tracer_provider
 
 from toolsets.audit.notes import current_notes
+from toolsets.audit.record import outcome_status
 from toolsets.call import ToolCall, new_call_id
 from toolsets.context import ToolContext
-from toolsets.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolResult
+from toolsets.envelope import ToolErr, ToolResult
 from toolsets.middleware import CallNext
 
 if TYPE_CHECKING:
@@ -28,11 +29,9 @@ TRACER_NAME = "truloop-mcp"
 
 @cache
 def tracer() -> Tracer:
-    from opentelemetry import trace
-
     from toolsets.audit.middleware import builtin_version
 
-    return trace.get_tracer(TRACER_NAME, builtin_version())  # a proxy: follows a provider installed later
+    return get_tracer(TRACER_NAME, builtin_version())  # a proxy: follows a provider installed later
 
 
 async def trace_call(call: ToolCall, call_next: CallNext) -> ToolResult:
@@ -76,18 +75,14 @@ def _attributes(name: str, call_id: str, ctx: ToolContext[Any]) -> dict[str, Any
 
 
 def _describe(span: Span, outcome: ToolResult) -> None:
-    from opentelemetry.trace import StatusCode
-
     if not span.is_recording():
         return
     notes = current_notes()
     if notes is not None and notes.deferred_route is not None:
         span.set_attribute("truloop.deferred.route", notes.deferred_route)
-    if isinstance(outcome, ToolErr):
-        span.set_attribute("error.type", outcome.code.value)
-        span.set_status(StatusCode.ERROR, outcome.code.value)
-    elif isinstance(outcome, ToolCancelled):
-        span.set_attribute("error.type", "cancelled")
-        span.set_status(StatusCode.ERROR, "cancelled")
-    elif isinstance(outcome, ToolInputRequired):
+    status, code = outcome_status(outcome)  # as the call's audit line says it
+    if code is not None:  # an error or a cancellation
+        span.set_attribute("error.type", code)
+        span.set_status(StatusCode.ERROR, code)
+    elif status == "input_required":
         span.set_attribute("truloop.tool.status", "input_required")

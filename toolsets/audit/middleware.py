@@ -14,13 +14,12 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from toolsets.audit.notes import CallNotes, open_notes
-from toolsets.audit.record import Entry
+from toolsets.audit.notes import CallNotes, OpenNotes
+from toolsets.audit.record import Entry, outcome_status
 from toolsets.audit.writer import AuditSink
 from toolsets.call import ToolCall, new_call_id
 from toolsets.context import ToolContext
-from toolsets.envelope import ToolErr, ToolInputRequired, ToolOk, ToolResult
-from toolsets.errors import ErrorCode
+from toolsets.envelope import ToolErr, ToolResult
 from toolsets.middleware import CallNext
 
 logger = logging.getLogger("truloop.audit")
@@ -45,7 +44,7 @@ async def audit(call: ToolCall, call_next: CallNext) -> ToolResult:
     sink = audit_sink(call.ctx)
     if sink is None:
         return await call_next(call)
-    opened = open_notes()
+    opened = OpenNotes()
     notes = opened.notes
     started = time.perf_counter()
     entry = _emit_call(sink, call.tool.name, call.call_id, call.arguments, call.ctx, notes)
@@ -106,7 +105,7 @@ def _emit_result(
     sink: AuditSink, call_entry: Entry, outcome: ToolResult | None, notes: CallNotes, latency_ms: float, deferred: bool
 ) -> None:
     """The `tool_result` entry: the call's fields (with the version and route as they ended), then the outcome."""
-    status, code = _status(outcome)
+    status, code = outcome_status(outcome)
     try:
         entry = call_entry.copy()
         nested = entry.pop("nested")
@@ -122,14 +121,3 @@ def _emit_result(
         sink.emit(entry)
     except Exception:
         logger.exception("could not audit the result of %s", call_entry.get("tool_name"))
-
-
-def _status(outcome: ToolResult | None) -> tuple[str, str | None]:
-    if isinstance(outcome, ToolOk):
-        return "ok", None
-    if isinstance(outcome, ToolErr):
-        return "error", outcome.code.value
-    if isinstance(outcome, ToolInputRequired):
-        return "input_required", None
-    # ToolCancelled, or None: the request was withdrawn (the task cancelled) while the call ran
-    return "cancelled", ErrorCode.CANCELLED.value

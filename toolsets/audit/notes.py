@@ -28,7 +28,7 @@ _preset: ContextVar[tuple[str, Route] | None] = ContextVar("truloop_preset_versi
 
 
 class OpenNotes:
-    """A call's notes while it runs (`open_notes` ... `close`): what `call_notes` does, without a generator."""
+    """A call's notes while it runs (`OpenNotes()` ... `close`): a context manager's work, without a generator."""
 
     __slots__ = ("_token", "_unset", "notes")
 
@@ -42,18 +42,6 @@ class OpenNotes:
         if self._unset is not None:
             _preset.reset(self._unset)
         _current.reset(self._token)
-
-
-open_notes = OpenNotes
-
-
-@contextmanager
-def call_notes() -> Iterator[CallNotes]:
-    opened = open_notes()
-    try:
-        yield opened.notes
-    finally:
-        opened.close()
 
 
 @contextmanager

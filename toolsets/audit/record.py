@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_json
 
 from toolsets.audit.masking import Masker
+from toolsets.audit.notes import DeferredRoute, Route
+from toolsets.envelope import ToolErr, ToolInputRequired, ToolOk, ToolResult
+from toolsets.errors import ErrorCode
 
 Status = Literal["ok", "error", "cancelled", "input_required"]
 Entry = dict[str, Any]  # an AuditRecord's fields, with `ts` as epoch seconds and `arguments` not yet masked
@@ -37,13 +40,25 @@ class AuditRecord(BaseModel):
     profile: str | None = None
     tool_name: str
     tool_version: str
-    route: Literal["stable", "canary"] = "stable"
+    route: Route = "stable"
     arguments: Any = None
     status: Status | None = None  # tool_result only
     error_code: str | None = None
     latency_ms: float | None = None  # tool_result only
-    deferred_route: Literal["device", "elicitation", "none"] | None = None  # deferred tools' tool_result only
+    deferred_route: DeferredRoute | None = None  # deferred tools' tool_result only
     nested: bool = False  # a call a model made inside another tool call (the relay's composing model)
+
+
+def outcome_status(outcome: ToolResult | None) -> tuple[Status, str | None]:
+    """A call's `status` and `error_code` (the span's `error.type` too) from its envelope."""
+    if isinstance(outcome, ToolOk):
+        return "ok", None
+    if isinstance(outcome, ToolErr):
+        return "error", outcome.code.value
+    if isinstance(outcome, ToolInputRequired):
+        return "input_required", None
+    # ToolCancelled, or None: the request was withdrawn (the task cancelled) while the call ran
+    return "cancelled", ErrorCode.CANCELLED.value
 
 
 def rfc3339(epoch: float) -> str:

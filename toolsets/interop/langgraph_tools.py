@@ -19,7 +19,6 @@ import asyncio
 import contextvars
 import hashlib
 import json
-import secrets
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
@@ -37,7 +36,7 @@ from toolsets.envelope import ToolInputRequired
 from toolsets.errors import ErrorCode, InputRequired, ToolError
 from toolsets.interop.replies import reply
 from toolsets.interop.runner import InteropRunner, runner_for
-from toolsets.interop.shapes import ParsedCall, Shape, parse_arguments
+from toolsets.interop.shapes import Shape, call_from
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -115,10 +114,7 @@ class TruloopTool(BaseTool):
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:
         tool_call_id = _TOOL_CALL_ID.get()
-        arguments, bad_json = parse_arguments(args[0] if args else kwargs)
-        call = ParsedCall(
-            Shape.LANGCHAIN, tool_call_id or "call_" + secrets.token_hex(12), self.name, arguments, bad_json
-        )
+        call = call_from(Shape.LANGCHAIN, tool_call_id, self.name, args[0] if args else kwargs)
         outcome = await self.runner.outcome(call)
         if isinstance(outcome, ToolInputRequired) and isinstance(outcome.payload, _Paused):
             raise outcome.payload.signal  # LangGraph's interrupt, raised outside the dispatcher that settled it

@@ -117,20 +117,21 @@ def parse_call(value: Any) -> Item | None:
     kind = value.get("type")
     function = value.get("function")
     if kind in ("tool_call", "invalid_tool_call") or (kind is None and "args" in value):
-        return _call(Shape.LANGCHAIN, value.get("id"), value.get("name"), value.get("args"))
+        return call_from(Shape.LANGCHAIN, value.get("id"), value.get("name"), value.get("args"))
     if kind == "function_call":
-        return _call(Shape.OPENAI_RESPONSES, value.get("call_id"), value.get("name"), value.get("arguments"))
+        return call_from(Shape.OPENAI_RESPONSES, value.get("call_id"), value.get("name"), value.get("arguments"))
     if kind == "tool_use":
-        return _call(Shape.ANTHROPIC, value.get("id"), value.get("name"), value.get("input"))
+        return call_from(Shape.ANTHROPIC, value.get("id"), value.get("name"), value.get("input"))
     if kind == "function" or isinstance(function, Mapping):
         function = function if isinstance(function, Mapping) else {}
-        return _call(Shape.OPENAI_CHAT, value.get("id"), function.get("name"), function.get("arguments"))
+        return call_from(Shape.OPENAI_CHAT, value.get("id"), function.get("name"), function.get("arguments"))
     if isinstance(kind, str) and "name" not in value:
         return None
     return Unrecognized(f"not a tool call: expected {_EXPECTED}")
 
 
-def _call(shape: Shape, call_id: Any, name: Any, raw: Any) -> ParsedCall:
+def call_from(shape: Shape, call_id: Any, name: Any, raw: Any) -> ParsedCall:
+    """A call of `shape` from its parts as sent: a missing id is made up, arguments as text are parsed."""
     if isinstance(call_id, int) and not isinstance(call_id, bool):
         call_id = str(call_id)
     if not isinstance(call_id, str) or not call_id:

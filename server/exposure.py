@@ -12,7 +12,7 @@ enforced when a tool is called.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -74,18 +74,19 @@ class ToolExposure:
     async def visible(self, toolset: AbstractToolset, modern: bool, conversation: Conversation) -> list[Tool]:
         if self.exposure == "full":
             return [tool for tool in toolset if tool.name not in LOADERS]
-        tools: Sequence[Tool] = list(toolset)
         if modern:
-            return list(tools)
+            return list(toolset)
         from toolsets.exposure_tools import ALWAYS_ON
 
         loaded = await conversation.loaded()
-        shown = [tool for tool in tools if tool.toolset in ALWAYS_ON or tool.toolset in loaded]
+        shown = [tool for tool in toolset if tool.toolset in ALWAYS_ON or tool.toolset in loaded]
         return [tool for tool in shown if not await self._gated(tool, conversation)]
 
     async def _gated(self, tool: Tool, conversation: Conversation) -> bool:
-        gates = self.gates.by_tool.get(tool.name)
-        return bool(gates) and not all([await conversation.succeeded(gate.after) for gate in gates])  # type: ignore[union-attr]
+        for gate in self.gates.by_tool.get(tool.name, ()):
+            if not await conversation.succeeded(gate.after):
+                return True
+        return False
 
     async def refusal(self, tool: Tool, modern: bool, conversation: Conversation) -> ToolErr | None:
         """A call of a tool this handshake-era session has not loaded: say how to load it."""

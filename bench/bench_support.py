@@ -1,14 +1,16 @@
-"""What the before/after benchmarks (stdio_bench, http_bench) share: their error, and a past revision to run."""
+"""What the benchmarks share: their error, a past revision to run, and a server process's CPU time."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class BenchError(RuntimeError):
@@ -24,3 +26,13 @@ def exported_revision(ref: str, prefix: str) -> Iterator[Path]:
             raise BenchError(f"git archive {ref} failed: {archive.stderr.decode(errors='replace').strip()}")
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
         yield Path(tmp)
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds process `pid` has used so far (Linux /proc; None elsewhere)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS

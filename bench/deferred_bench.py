@@ -51,6 +51,8 @@ from mcp.client.streamable_http import streamable_http_client
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
+from bench_support import process_cpu_seconds  # noqa: E402 (a sibling module of the benchmarks)
+
 from bridge.device import ANSWER_PATH, STREAM_PATH, DeviceSimulator  # noqa: E402
 
 USER = "bench-user"
@@ -129,15 +131,6 @@ class BackendResult:
         if any(load.redis_keys_left.values()):
             found.append(f"Redis keys left {load.redis_keys_left}")
         return found
-
-
-def process_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc; 0 elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(samples: Sequence[float], fraction: float) -> float:
@@ -427,11 +420,11 @@ async def load(base: str, pid: int, token: str, args: argparse.Namespace, limit:
                     for number in range(args.sessions):
                         tg.start_soon(session, number)
                     await all_open.wait()
-                    server_cpu, bench_cpu = process_cpu_s(pid), time.process_time()
+                    server_cpu, bench_cpu = (process_cpu_seconds(pid) or 0.0), time.process_time()
                     started = time.perf_counter()
                     go.set()
                     await all_done.wait()
-                    out.server_cpu_s = process_cpu_s(pid) - server_cpu
+                    out.server_cpu_s = (process_cpu_seconds(pid) or 0.0) - server_cpu
                     out.bench_cpu_s = time.process_time() - bench_cpu
             except Exception as exc:  # reported with the counts, not raised: the figures so far still matter
                 errors[f"load aborted: {type(exc).__name__}: {str(exc)[:160]}"] += 1

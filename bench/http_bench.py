@@ -44,11 +44,10 @@ BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from bench_support import BenchError, exported_revision  # noqa: E402 (a sibling module of the benchmarks)
+from bench_support import BenchError, exported_revision, process_cpu_seconds  # noqa: E402 (a sibling module of the benchmarks)
 
 VENV_PYTHON = PROJECT_DIR / ".venv" / "bin" / "python"
 SERVING = re.compile(r"serving (http://[\d.]+:(\d+))/mcp")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PROTOCOL_VERSION = "2025-11-25"
 EXPECTED_DAY = "Tuesday"
 
@@ -216,12 +215,7 @@ class Server:
             time.sleep(0.05)
 
     def cpu_seconds(self) -> float | None:
-        try:
-            stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
-        except OSError:
-            return None
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        return process_cpu_seconds(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -48,7 +48,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from bench_support import BenchError, exported_revision  # noqa: E402 (a sibling module of the benchmarks)
+from bench_support import BenchError, exported_revision, process_cpu_seconds  # noqa: E402 (a sibling module of the benchmarks)
 
 VENV_PYTHON = PROJECT_DIR / ".venv" / "bin" / "python"
 
@@ -57,7 +57,6 @@ TOOL_NAME = "get_day_of_week"
 TOOL_ARGS: dict[str, Any] = {"date": "2026-03-10"}
 EXPECTED_DAY = "Tuesday"
 READ_CHUNK = 1 << 16
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -127,13 +126,7 @@ class ServerProcess:
         self.stray_messages = 0  # lines that were not responses we waited for (notifications, ...)
 
     def cpu_seconds(self) -> float | None:
-        """User + system CPU time the server process has used so far (Linux /proc; None elsewhere)."""
-        try:
-            stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
-        except OSError:
-            return None
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        return process_cpu_seconds(self.proc.pid)
 
     def new_ids(self, count: int) -> range:
         ids = range(self._next_id, self._next_id + count)
@@ -301,13 +294,18 @@ def open_session(launcher: Launcher, target: Target, warmup: int) -> ServerProce
     return server
 
 
-def timed_call(launcher: Launcher, server: ServerProcess) -> float:
+def timed_exchange(launcher: Launcher, server: ServerProcess, line: Callable[[int], bytes]) -> tuple[float, Any]:
+    """Seconds from writing one request (`line(request_id)`) to its response, and the response."""
     (request_id,) = server.new_ids(1)
-    payload = call_line(request_id)
+    payload = line(request_id)
     deadline = launcher.deadline()
     start = time.perf_counter()
     response = server.exchange(payload, [request_id], deadline)[request_id]
-    elapsed = time.perf_counter() - start
+    return time.perf_counter() - start, response
+
+
+def timed_call(launcher: Launcher, server: ServerProcess) -> float:
+    elapsed, response = timed_exchange(launcher, server, call_line)
     _check_call(server.target, response)
     return elapsed
 
@@ -317,12 +315,7 @@ def list_line(request_id: int) -> bytes:
 
 
 def timed_list(launcher: Launcher, server: ServerProcess) -> float:
-    (request_id,) = server.new_ids(1)
-    payload = list_line(request_id)
-    deadline = launcher.deadline()
-    start = time.perf_counter()
-    response = server.exchange(payload, [request_id], deadline)[request_id]
-    elapsed = time.perf_counter() - start
+    elapsed, response = timed_exchange(launcher, server, list_line)
     tools = (response.get("result") or {}).get("tools")
     if not isinstance(tools, list) or not any(tool.get("name") == TOOL_NAME for tool in tools):
         raise BenchError(f"{server.target.label}: bad tools/list response: {str(response)[:300]}")

@@ -43,7 +43,7 @@ class Workspace:
         if self.strict and ".." in given.parts:
             raise WorkspaceRefusal(f"{path!r} uses '..', which the server's strict workspace mode refuses.")
         real = os.path.realpath(self.root / given)
-        if real != str(self.root) and not real.startswith(str(self.root) + os.sep):
+        if not within(self.root, real):
             raise WorkspaceRefusal(f"{path!r} leads outside the workspace folder (through '..' or a symlink).")
         return PurePosixPath(os.path.relpath(real, self.root))
 
@@ -86,6 +86,12 @@ class Workspace:
                 yield fd
             finally:
                 os.close(fd)
+
+
+def within(root: Path, real: str) -> bool:
+    """Whether the resolved path `real` is the folder `root` (itself resolved) or inside it."""
+    top = str(root)
+    return real == top or real.startswith(top + os.sep)
 
 
 def _swapped(relative: PurePosixPath, exc: OSError) -> WorkspaceRefusal | OSError:

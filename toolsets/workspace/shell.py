@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream
 
-from toolsets.workspace.paths import WorkspaceRefusal
+from toolsets.workspace.paths import WorkspaceRefusal, within
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 120.0
@@ -93,10 +93,8 @@ def _strict_refusal(command: str, root: Path) -> str | None:
         if _ABSOLUTE.search(word):
             return f"The server's strict workspace mode refuses absolute paths ({word!r}); use relative paths."
         candidate = root / word
-        if os.path.lexists(candidate):
-            real = os.path.realpath(candidate)
-            if real != str(root) and not real.startswith(str(root) + os.sep):
-                return f"{word!r} leads outside the workspace folder (a symlink); refused."
+        if os.path.lexists(candidate) and not within(root, os.path.realpath(candidate)):
+            return f"{word!r} leads outside the workspace folder (a symlink); refused."
     return None
 
 

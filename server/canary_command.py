@@ -121,9 +121,7 @@ def transition(state: CanaryState, command: str, hard: bool) -> CanaryState:
     if command == "hold":
         if state.status in ("rolled_back", "disabled"):
             raise CanaryCommandError(f"{state.tool}: the candidate is rolled back; nothing to hold")
-        held = actions.hold(state, "held by the operator", "operator")
-        assert held is not None
-        return held
+        return actions.hold(state, "held by the operator", "operator")
     if state.status == "disabled" or (state.status == "rolled_back" and not hard):
         raise CanaryCommandError(f"{state.tool}: already rolled back ({state.status})")
     return actions.rollback(state, "rolled back by the operator", "operator", hard=hard)
@@ -140,19 +138,14 @@ def _audit(settings: Settings, state: CanaryState) -> None:
 
 
 def _apply_files(settings: Settings, state: CanaryState) -> None:
-    from toolsets.canary.files import disable_candidate, promote_files
+    from toolsets.canary import files
 
     assert settings.tools_dir is not None
     if state.candidate_file is None or state.status not in ("promoted", "disabled"):
         return
     candidate = settings.tools_dir / state.candidate_file
-    if state.status == "disabled":
-        done = disable_candidate(candidate, state.candidate)
-    elif state.stable_file is not None:
-        done = promote_files(settings.tools_dir / state.stable_file, candidate, state.candidate)
-    else:
-        done = None
-    if done is None:
+    stable = settings.tools_dir / state.stable_file if state.stable_file is not None else None
+    if files.apply(state.status, stable, candidate, state.candidate) is None:
         sys.stderr.write(f"{PROG} canary: {candidate.name} is not as the rollout found it; the folder is unchanged\n")
 
 

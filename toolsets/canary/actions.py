@@ -1,5 +1,5 @@
 """The transitions of a rollout's state, the same whether the rules or an operator decide: each returns the next
-state (revision + 1) carrying the decision, or None when the state does not change."""
+state (revision + 1) carrying the decision (`news` tells whether it is one to audit)."""
 
 from __future__ import annotations
 

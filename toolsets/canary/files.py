@@ -9,35 +9,40 @@ replica sharing the folder, or the operator's command, did it first).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
+
+from toolsets.plugins.source import PluginSource
 
 HISTORY = ".history"
 DISABLED_SUFFIX = ".disabled"
 
 
-def version_of(path: Path) -> str | None:
-    from toolsets.plugins.source import VERSION_CHARS
+def _holding(path: Path, version: str) -> bytes | None:
+    """The bytes of `path` when they are `version` (None: gone, unreadable, or another version)."""
+    data = _read(path)
+    return data if data is not None and PluginSource.version_of(data) == version else None
 
+
+def _read(path: Path) -> bytes | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()[:VERSION_CHARS]
+        return path.read_bytes()
     except OSError:
         return None
 
 
 def promote_files(stable: Path, candidate: Path, candidate_version: str) -> Path | None:
     """The candidate becomes the stable file; returns where the old stable file was kept (None: nothing done)."""
-    if version_of(candidate) != candidate_version:
+    data = _holding(candidate, candidate_version)
+    if data is None:
         return None
-    data = candidate.read_bytes()
     history = stable.parent / HISTORY
     history.mkdir(exist_ok=True)
     kept = None
-    old_version = version_of(stable)
-    if old_version is not None:
-        kept = history / f"{stable.stem}.{old_version}.py"
-        kept.write_bytes(stable.read_bytes())
+    old = _read(stable)
+    if old is not None:
+        kept = history / f"{stable.stem}.{PluginSource.version_of(old)}.py"
+        kept.write_bytes(old)
     temporary = stable.with_name(f".{stable.name}.{os.getpid()}.promoting")
     temporary.write_bytes(data)
     temporary.replace(stable)
@@ -47,8 +52,18 @@ def promote_files(stable: Path, candidate: Path, candidate_version: str) -> Path
 
 def disable_candidate(candidate: Path, candidate_version: str) -> Path | None:
     """`NAME.canary.py` -> `NAME.canary.py.disabled`; None when the file is gone or holds another version."""
-    if version_of(candidate) != candidate_version:
+    if _holding(candidate, candidate_version) is None:
         return None
     target = candidate.with_name(candidate.name + DISABLED_SUFFIX)
     candidate.replace(target)
     return target
+
+
+def apply(status: str, stable: Path | None, candidate: Path, candidate_version: str) -> Path | None:
+    """What a rollout's `status` does to the folder (the server's router and the operator's command alike):
+    `promoted` -> `promote_files` (given the stable file), `disabled` -> `disable_candidate`; None: nothing done."""
+    if status == "disabled":
+        return disable_candidate(candidate, candidate_version)
+    if status == "promoted" and stable is not None:
+        return promote_files(stable, candidate, candidate_version)
+    return None

@@ -22,8 +22,7 @@ import anyio.to_thread
 
 from toolsets.audit.notes import Route, preset_version
 from toolsets.call import ToolCall
-from toolsets.canary import actions
-from toolsets.canary.files import disable_candidate, promote_files
+from toolsets.canary import actions, files
 from toolsets.canary.metrics import Outcome, Sample, crash_types, windows
 from toolsets.canary.policy import EVALUATE_EVERY, ladder_for
 from toolsets.canary.routing import KeyKind, routing_key, to_candidate
@@ -228,12 +227,10 @@ class CanaryRouter:
             stable = self.catalog.versions().get(state.tool)
             if candidate is None or candidate.version != state.candidate:
                 return
-            if state.status == "promoted" and stable is not None:
-                done = await anyio.to_thread.run_sync(
-                    promote_files, stable.source.path, candidate.source.path, candidate.version
-                )
-            else:
-                done = await anyio.to_thread.run_sync(disable_candidate, candidate.source.path, candidate.version)
+            stable_path = stable.source.path if stable is not None else None
+            done = await anyio.to_thread.run_sync(
+                files.apply, state.status, stable_path, candidate.source.path, candidate.version
+            )
             if done is not None:
                 await self.catalog.rescan(settle=False)
 

@@ -24,6 +24,11 @@ class PluginSource:
     def version(self) -> str:
         return self.digest[:VERSION_CHARS]
 
+    @staticmethod
+    def version_of(data: bytes) -> str:
+        """The version of a file holding `data`, as `from_bytes(...).version` would give it."""
+        return hashlib.sha256(data).hexdigest()[:VERSION_CHARS]
+
     @classmethod
     def from_bytes(cls, path: Path, data: bytes) -> PluginSource:
         if len(data) > MAX_SOURCE_BYTES:

@@ -104,9 +104,7 @@ class ProcessRunner:
     async def load(self) -> dict[str, Any]:
         """Start a worker and import the version there; its raw TOOL_SPEC."""
         worker = await self._launch()
-        answer = await self._ask(
-            worker, {"op": "load", "path": str(self._source.path), "source": self._source.text, "module": self._module}
-        )
+        answer = await self._ask(worker, self._load_request())
         if answer.get("op") != "loaded":
             await self._terminate(worker)
             raise PluginLoadError(str(answer.get("message") or "the worker could not load the file"))
@@ -120,7 +118,7 @@ class ProcessRunner:
         worker = self._worker
         if worker is None:
             raise PluginLoadError("the worker process exited before create(context)")
-        answer = await self._ask(worker, {"op": "create", **(self._header or {})})
+        answer = await self._ask(worker, self._create_request())
         if answer.get("op") != "created":
             await self._terminate(worker)
             raise PluginLoadError(str(answer.get("message") or "create(context) failed in the worker"))
@@ -167,16 +165,20 @@ class ProcessRunner:
                 raise PluginWorkerCrashed("the plugin version was retired")
             logger.warning("plugin %s: starting a new worker process", self.label)
             worker = await self._launch()
-            answer = await self._ask(
-                worker,
-                {"op": "load", "path": str(self._source.path), "source": self._source.text, "module": self._module},
-            )
+            answer = await self._ask(worker, self._load_request())
             if answer.get("op") == "loaded":
-                answer = await self._ask(worker, {"op": "create", **(self._header or {})})
+                answer = await self._ask(worker, self._create_request())
             if answer.get("op") != "created":
                 await self._terminate(worker)
                 raise PluginWorkerCrashed(f"the restarted worker failed: {answer.get('message')}")
             return worker
+
+    def _load_request(self) -> dict[str, Any]:
+        """What a worker is first sent (at load, and again by each restarted worker): import this version."""
+        return {"op": "load", "path": str(self._source.path), "source": self._source.text, "module": self._module}
+
+    def _create_request(self) -> dict[str, Any]:
+        return {"op": "create", **(self._header or {})}
 
     async def _launch(self) -> _Worker:
         process = await anyio.open_process(

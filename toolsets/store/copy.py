@@ -95,6 +95,7 @@ async def copy_sqlite_to_postgres(
 ) -> list[TableCopy]:
     """Copy the store at `source_path` into `pg` (whose tables must be empty); the per-table comparison."""
     from toolsets.store.knowledge.prepare import chunk_terms
+    from toolsets.store.memories import _terms
     from toolsets.store.postgres.knowledge import chunk_tsv
     from toolsets.store.postgres.memories import memory_tsv
     from toolsets.store.postgres.users import index_names
@@ -127,8 +128,7 @@ async def copy_sqlite_to_postgres(
                 extra = ("content_terms", "tags_terms", "analyzer", "tsv")
                 values = []
                 for row in rows[table]:
-                    content_terms = text.term_string(row[2])
-                    tags_terms = text.term_string(" ".join(json.loads(row[3])))
+                    content_terms, tags_terms = _terms(text, row[2], json.loads(row[3]))
                     values.append(
                         (*row, content_terms, tags_terms, text.id, memory_tsv(row[1], content_terms, tags_terms))
                     )

@@ -6,7 +6,8 @@ import datetime as dt
 import json
 import secrets
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
@@ -124,6 +125,31 @@ def _stored(value: str | dt.datetime | None) -> str | None:
     return value.isoformat() if isinstance(value, dt.datetime) else value
 
 
+def _new_row(event_id: str, owner_id: str, new: NewEvent, stamp: str) -> tuple[str | None, ...]:
+    """A new event's columns, in the `events` table's order (id, owner_id, ..., created_at, updated_at)."""
+    return (
+        event_id, owner_id, new.title, new.start.isoformat(), new.end.isoformat(),
+        iso_utc(new.start), iso_utc(new.end), new.timezone, new.location,
+        new.description, _stored(new.availability_deadline), stamp, stamp,
+    )  # fmt: skip
+
+
+def _invitation(row: sqlite3.Row | Mapping[str, Any]) -> Invitation:
+    return Invitation(
+        user_id=row["user_id"],
+        invited_by=row["invited_by"],
+        invited_at=row["invited_at"],
+        available_dates=json.loads(row["available_dates"]) if row["available_dates"] else None,
+        responded_at=row["responded_at"],
+    )
+
+
+def _record(row: sqlite3.Row | Mapping[str, Any], invitations: list[Invitation]) -> EventRecord:
+    """An `events` row as a record (its UTC columns are for queries only)."""
+    fields = {key: row[key] for key in row.keys() if key not in ("start_utc", "end_utc")}  # noqa: SIM118
+    return EventRecord(**fields, invitations=invitations)
+
+
 class EventStore:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -143,12 +169,8 @@ class EventStore:
                 "INSERT INTO events(id, owner_id, title, start, end, start_utc, end_utc, timezone, location, "
                 "description, availability_deadline, created_at, updated_at) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    event_id, owner_id, new.title, new.start.isoformat(), new.end.isoformat(),
-                    iso_utc(new.start), iso_utc(new.end), new.timezone, new.location,
-                    new.description, _stored(new.availability_deadline), stamp, stamp,
-                ),
-            )  # fmt: skip
+                _new_row(event_id, owner_id, new, stamp),
+            )
             conn.executemany(
                 "INSERT INTO invitations(event_id, user_id, invited_by, invited_at) VALUES(?, ?, ?, ?)",
                 [(event_id, user_id, owner_id, stamp) for user_id in invitees],
@@ -249,16 +271,9 @@ def _load(conn: sqlite3.Connection, event_id: str) -> EventRecord | None:
     if row is None:
         return None
     invitations = [
-        Invitation(
-            user_id=inv["user_id"],
-            invited_by=inv["invited_by"],
-            invited_at=inv["invited_at"],
-            available_dates=json.loads(inv["available_dates"]) if inv["available_dates"] else None,
-            responded_at=inv["responded_at"],
-        )
+        _invitation(inv)
         for inv in conn.execute(
             "SELECT * FROM invitations WHERE event_id = ? ORDER BY invited_at, user_id", (event_id,)
         )
     ]
-    fields = {key: row[key] for key in row.keys() if key not in ("start_utc", "end_utc")}  # noqa: SIM118
-    return EventRecord(**fields, invitations=invitations)
+    return _record(row, invitations)

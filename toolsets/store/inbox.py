@@ -49,6 +49,18 @@ class RateLimit:
     per_minute: int = 5
     per_day: int = 100
 
+    def windows(self) -> tuple[tuple[dt.timedelta, int], ...]:
+        """Each window and how many messages a sender may send within it."""
+        return (dt.timedelta(minutes=1), self.per_minute), (dt.timedelta(days=1), self.per_day)
+
+
+def _refuse_if_full(sent: list[str], allowed: int, window: dt.timedelta, now: dt.datetime) -> None:
+    """`RateLimited` when `sent` (the stamps of a sender's messages within `window` before `now`, oldest
+    first) already holds `allowed`; the wait lasts until the oldest of the last `allowed` leaves the window."""
+    if len(sent) >= allowed:
+        oldest = dt.datetime.fromisoformat(sent[len(sent) - allowed])
+        raise RateLimited(max(1, int((oldest + window - now).total_seconds()) + 1))
+
 
 __all__ = ["Inbox", "InboxMessage", "RateLimit", "RateLimited"]
 # Microseconds: the rate limit orders a sender's messages by their stamps, several may share a second.
@@ -75,17 +87,12 @@ class Inbox:
         )  # fmt: skip
 
         def apply(conn: sqlite3.Connection) -> InboxMessage:
-            for window, allowed in (
-                (dt.timedelta(minutes=1), self.limit.per_minute),
-                (dt.timedelta(days=1), self.limit.per_day),
-            ):
+            for window, allowed in self.limit.windows():
                 rows = conn.execute(
                     "SELECT created_at FROM inbox WHERE sender_id = ? AND created_at > ? ORDER BY created_at",
                     (sender_id, iso_utc(now - window, PRECISION)),
                 ).fetchall()
-                if len(rows) >= allowed:
-                    oldest = dt.datetime.fromisoformat(rows[len(rows) - allowed]["created_at"])
-                    raise RateLimited(max(1, int((oldest + window - now).total_seconds()) + 1))
+                _refuse_if_full([row["created_at"] for row in rows], allowed, window, now)
             conn.execute(
                 "INSERT INTO inbox(id, recipient_id, sender_id, text, original, composed_by, created_at) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?)",

@@ -19,7 +19,8 @@ import logging
 import sqlite3
 import time
 import uuid
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -172,7 +173,7 @@ def _reanalyze_batch(conn: sqlite3.Connection, text: Analyzer, limit: int) -> in
     return len(rows)
 
 
-def _record(row: sqlite3.Row) -> MemoryRecord:
+def _record(row: sqlite3.Row | Mapping[str, Any]) -> MemoryRecord:
     return MemoryRecord(
         id=row["id"], content=row["content"], tags=json.loads(row["tags"]), created_at=row["created_at"]
     )

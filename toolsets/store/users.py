@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -196,24 +196,19 @@ class UserStore:
     async def import_users(self, users: Iterable[UserRecord]) -> int:
         """Insert or replace users (all of them, or none if one conflicts: `Conflict`)."""
         await self._ready()
-        try:
+        with _conflict_on_integrity_error():
             return await self.db.write(self._importer(users))
-        except sqlite3.IntegrityError as exc:
-            raise Conflict(f"{exc} (a username is already taken by another id?)") from None
 
     def import_users_sync(self, users: Iterable[UserRecord]) -> int:
         """The same, for the command line (no event loop)."""
         self.db.ensure_schema_sync("users", MIGRATIONS)
         self.db.write_sync(_reindex_names)
-        try:
+        with _conflict_on_integrity_error():
             return self.db.write_sync(self._importer(users))
-        except sqlite3.IntegrityError as exc:
-            raise Conflict(f"{exc} (a username is already taken by another id?)") from None
 
-    async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
-        """Enter a token's user on first authenticated use (`sub`, `preferred_username`, `name`, ...)."""
-        await self._ready()
-        user = self._clean(
+    def _from_claims(self, claims: Mapping[str, Any], role: Role) -> UserRecord:
+        """A token's user (`sub`, `preferred_username`, `name`, `phone_number`, `email`), contacts cleaned."""
+        return self._clean(
             UserRecord(
                 id=str(claims["sub"]),
                 username=_text(claims.get("preferred_username")),
@@ -223,6 +218,11 @@ class UserStore:
                 role=role,
             )
         )
+
+    async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
+        """Enter a token's user on first authenticated use (`sub`, `preferred_username`, `name`, ...)."""
+        await self._ready()
+        user = self._from_claims(claims, role)
 
         def apply(conn: sqlite3.Connection) -> None:
             try:
@@ -261,10 +261,10 @@ class UserStore:
         """Users whose username or name contains `text`, or whose name has every word of it (`민지` and
         `Minji Kim` both find `김민지`): the exact username first, then by relevance."""
         await self._ready()
-        needle = strip_invisible(text).lstrip("@")
-        if not any(char.isalnum() for char in needle):  # nothing to look for: never "everyone"
+        needle = _search_needle(text)
+        if needle is None:
             return []
-        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = _contains_pattern(needle)
         match = match_expression(analyzer().query_terms(needle), require="all")
 
         def run(conn: sqlite3.Connection) -> list[UserRecord]:
@@ -282,7 +282,7 @@ class UserStore:
             for row in conn.execute(
                 "SELECT id FROM users WHERE username LIKE ? ESCAPE '\\' OR display_name LIKE ? ESCAPE '\\' "
                 "ORDER BY username LIMIT ?",
-                (f"%{escaped}%", f"%{escaped}%", limit),
+                (pattern, pattern, limit),
             ):
                 ids.setdefault(row[0], None)
             chosen = list(ids)[:limit]
@@ -335,6 +335,41 @@ def _reindex_names(conn: sqlite3.Connection) -> int:
     return len(stale)
 
 
+def _search_needle(text: str) -> str | None:
+    """What a username search looks for (`@` and invisible characters dropped); None when nothing is
+    left to look for, so a search is never for "everyone"."""
+    needle = strip_invisible(text).lstrip("@")
+    return needle if any(char.isalnum() for char in needle) else None
+
+
+def _contains_pattern(needle: str) -> str:
+    """A LIKE pattern for text containing `needle` literally (its wildcards escaped with `\\`)."""
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+@contextlib.contextmanager
+def _conflict_on_integrity_error() -> Iterator[None]:
+    """A write refused by a uniqueness rule raises `Conflict` (nothing was written)."""
+    try:
+        yield
+    except sqlite3.IntegrityError as exc:
+        raise Conflict(f"{exc} (a username is already taken by another id?)") from None
+
+
+def _user_record(row: sqlite3.Row | Mapping[str, Any], groups: list[str]) -> UserRecord:
+    """A `users` row and its group names as a record."""
+    return UserRecord(
+        id=row["id"],
+        username=row["username"],
+        display_name=row["display_name"],
+        phone=row["phone"],
+        email=row["email"],
+        role=row["role"],
+        groups=groups,
+    )
+
+
 def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
@@ -348,15 +383,4 @@ def _load(conn: sqlite3.Connection, where: str, args: Iterable[Any]) -> dict[str
     groups: dict[str, list[str]] = {}
     for row in conn.execute(f"SELECT user_id, group_name FROM user_groups WHERE user_id IN ({marks})", ids):
         groups.setdefault(row["user_id"], []).append(row["group_name"])
-    return {
-        row["id"]: UserRecord(
-            id=row["id"],
-            username=row["username"],
-            display_name=row["display_name"],
-            phone=row["phone"],
-            email=row["email"],
-            role=row["role"],
-            groups=groups.get(row["id"], []),
-        )
-        for row in rows
-    }
+    return {row["id"]: _user_record(row, groups.get(row["id"], [])) for row in rows}

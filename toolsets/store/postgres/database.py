@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("truloop.store")
 
-PgMigration = str | Callable[["AsyncConnection[dict[str, Any]]"], Awaitable[None]]
+# a pooled connection, rows as dicts (quoted: psycopg is imported when the pool is first opened)
+Conn: TypeAlias = "AsyncConnection[dict[str, Any]]"
+PgMigration = str | Callable[[Conn], Awaitable[None]]
 
 # pg_advisory_xact_lock keys (any 64-bit numbers, fixed): one for migrations, one for knowledge-index writers.
 MIGRATION_LOCK = 0x7472_756C_6F6F_7001
@@ -73,7 +75,7 @@ class PgDatabase:
         return self._pool
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncConnection[dict[str, Any]]]:
+    async def transaction(self) -> AsyncIterator[Conn]:
         """A pooled connection inside one transaction; `StoreUnavailable` when the server cannot be reached."""
         import psycopg
 
@@ -114,7 +116,7 @@ class PgDatabase:
             await pool.close()
 
 
-async def migrate(conn: AsyncConnection[dict[str, Any]], component: str, migrations: Sequence[PgMigration]) -> None:
+async def migrate(conn: Conn, component: str, migrations: Sequence[PgMigration]) -> None:
     """Bring `component` up to date inside the caller's transaction, holding the migration lock."""
     await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
     await conn.execute(SCHEMA_VERSIONS)

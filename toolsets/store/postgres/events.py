@@ -13,14 +13,19 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
-from psycopg import AsyncConnection
-
 from toolsets.clock import iso_utc, now_iso
 from toolsets.store.errors import InvitationMissing
-from toolsets.store.events import EventChanges, EventRecord, EventStore, Invitation, NewEvent, _stored
-from toolsets.store.postgres.database import PgDatabase, PgMigration
-
-Conn = AsyncConnection[dict[str, Any]]
+from toolsets.store.events import (
+    EventChanges,
+    EventRecord,
+    EventStore,
+    Invitation,
+    NewEvent,
+    _invitation,
+    _new_row,
+    _record,
+)
+from toolsets.store.postgres.database import Conn, PgDatabase, PgMigration
 
 MIGRATIONS: list[PgMigration] = [
     """
@@ -70,20 +75,8 @@ async def load(conn: Conn, event_ids: list[str]) -> list[EventRecord]:
             "SELECT * FROM invitations WHERE event_id = ANY(%s) ORDER BY invited_at, user_id", (event_ids,)
         )
     ).fetchall():
-        invitations.setdefault(inv["event_id"], []).append(
-            Invitation(
-                user_id=inv["user_id"], invited_by=inv["invited_by"], invited_at=inv["invited_at"],
-                available_dates=json.loads(inv["available_dates"]) if inv["available_dates"] else None,
-                responded_at=inv["responded_at"],
-            )
-        )  # fmt: skip
-    by_id = {
-        row["id"]: EventRecord(
-            **{key: value for key, value in row.items() if key not in ("start_utc", "end_utc")},
-            invitations=invitations.get(row["id"], []),
-        )
-        for row in rows
-    }
+        invitations.setdefault(inv["event_id"], []).append(_invitation(inv))
+    by_id = {row["id"]: _record(row, invitations.get(row["id"], [])) for row in rows}
     return [by_id[event_id] for event_id in event_ids if event_id in by_id]
 
 
@@ -108,12 +101,8 @@ class PgEventStore(EventStore):
         async with self.pg.transaction() as conn:
             await conn.execute(
                 f"INSERT INTO events({_COLUMNS}) VALUES(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    event_id, owner_id, new.title, new.start.isoformat(), new.end.isoformat(),
-                    iso_utc(new.start), iso_utc(new.end), new.timezone, new.location,
-                    new.description, _stored(new.availability_deadline), stamp, stamp,
-                ),
-            )  # fmt: skip
+                _new_row(event_id, owner_id, new, stamp),
+            )
             async with conn.cursor() as cursor:
                 await cursor.executemany(
                     "INSERT INTO invitations(event_id, user_id, invited_by, invited_at) VALUES(%s, %s, %s, %s)",

@@ -10,16 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from typing import Any
-
-from psycopg import AsyncConnection
 
 from toolsets.clock import iso_utc, now_iso
-from toolsets.store.errors import RateLimited
-from toolsets.store.inbox import PRECISION, Inbox, InboxMessage, RateLimit
+from toolsets.store.inbox import PRECISION, Inbox, InboxMessage, RateLimit, _refuse_if_full
 from toolsets.store.postgres.database import PgDatabase, PgMigration
-
-Conn = AsyncConnection[dict[str, Any]]
 
 MIGRATIONS: list[PgMigration] = [
     """
@@ -63,19 +57,14 @@ class PgInbox(Inbox):
             )
             clock = await (await conn.execute("SELECT clock_timestamp() AS now")).fetchone()
             now: dt.datetime = clock["now"] if clock else dt.datetime.now(dt.UTC)
-            for window, allowed in (
-                (dt.timedelta(minutes=1), self.limit.per_minute),
-                (dt.timedelta(days=1), self.limit.per_day),
-            ):
+            for window, allowed in self.limit.windows():
                 rows = await (
                     await conn.execute(
                         "SELECT created_at FROM inbox WHERE sender_id = %s AND created_at > %s ORDER BY created_at",
                         (sender_id, iso_utc(now - window, PRECISION)),
                     )
                 ).fetchall()
-                if len(rows) >= allowed:
-                    oldest = dt.datetime.fromisoformat(rows[len(rows) - allowed]["created_at"])
-                    raise RateLimited(max(1, int((oldest + window - now).total_seconds()) + 1))
+                _refuse_if_full([row["created_at"] for row in rows], allowed, window, now)
             message = InboxMessage(
                 id=message_id, recipient_id=recipient_id, sender_id=sender_id, text=text, original=original,
                 composed_by=composed_by, created_at=iso_utc(now, PRECISION),

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg import AsyncConnection
-
 from toolsets.store.knowledge.prepare import Prepared
 from toolsets.store.postgres.database import KNOWLEDGE_LOCK, PgDatabase, PgMigration
 from toolsets.store.postgres.search import any_of, query_terms, ranked_sql, tsvector_literal
-
-Conn = AsyncConnection[dict[str, Any]]
 
 MIGRATIONS: list[PgMigration] = [
     """

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
-
-from psycopg import AsyncConnection
 
 from toolsets.clock import now_iso
-from toolsets.store.memories import REANALYZE_BATCH, MemoryHit, MemoryRecord, _terms, owner_key
-from toolsets.store.postgres.database import PgDatabase, PgMigration
+from toolsets.store.memories import REANALYZE_BATCH, MemoryHit, MemoryRecord, _record, _terms, owner_key
+from toolsets.store.postgres.database import Conn, PgDatabase, PgMigration
 from toolsets.store.postgres.search import any_of, query_terms, ranked_sql, tsvector_literal
 from toolsets.text import Analyzer, analyzer
-
-Conn = AsyncConnection[dict[str, Any]]
 
 MIGRATIONS: list[PgMigration] = [
     """
@@ -114,15 +109,7 @@ class PgMemories:
             rows = await (
                 await conn.execute(_SEARCH, {"terms": terms, "any": any_of(terms), "limit": limit, "user": user_id})
             ).fetchall()
-        return [
-            MemoryHit(
-                record=MemoryRecord(
-                    id=row["id"], content=row["content"], tags=json.loads(row["tags"]), created_at=row["created_at"]
-                ),
-                score=float(row["score"] or 0.0),
-            )
-            for row in rows
-        ]
+        return [MemoryHit(record=_record(row), score=float(row["score"] or 0.0)) for row in rows]
 
     async def forget(self, user_id: str, memory_id: str) -> bool:
         await self._ready()

@@ -9,19 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from psycopg import AsyncConnection
 from psycopg import errors as pg_errors
 
 from toolsets.clock import now_iso
 from toolsets.contacts import DEFAULT_COUNTRY_CODE, parse_contact_or_none
 from toolsets.roles import Role
 from toolsets.store.errors import Conflict
-from toolsets.store.postgres.database import PgDatabase, PgMigration
+from toolsets.store.postgres.database import Conn, PgDatabase, PgMigration
 from toolsets.store.postgres.search import all_of, query_terms, tsvector_literal
-from toolsets.store.users import UserRecord, UserStore, _text, name_terms
-from toolsets.text import analyzer, canonical_key, strip_invisible
-
-Conn = AsyncConnection[dict[str, Any]]
+from toolsets.store.users import UserRecord, UserStore, _contains_pattern, _search_needle, _user_record, name_terms
+from toolsets.text import analyzer, canonical_key
 
 MIGRATIONS: list[PgMigration] = [
     """
@@ -125,13 +122,7 @@ async def load(conn: Conn, where: str, args: Sequence[Any]) -> dict[str, UserRec
         )
     ).fetchall():
         groups.setdefault(row["user_id"], []).append(row["group_name"])
-    return {
-        row["id"]: UserRecord(
-            id=row["id"], username=row["username"], display_name=row["display_name"], phone=row["phone"],
-            email=row["email"], role=row["role"], groups=groups.get(row["id"], []),
-        )
-        for row in rows
-    }  # fmt: skip
+    return {row["id"]: _user_record(row, groups.get(row["id"], [])) for row in rows}
 
 
 class PgUserStore(UserStore):
@@ -177,13 +168,7 @@ class PgUserStore(UserStore):
 
     async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
         await self._ready()
-        user = self._clean(
-            UserRecord(
-                id=str(claims["sub"]), username=_text(claims.get("preferred_username")),
-                display_name=_text(claims.get("name")), phone=_text(claims.get("phone_number")),
-                email=_text(claims.get("email")), role=role,
-            )
-        )  # fmt: skip
+        user = self._from_claims(claims, role)
         async with self.pg.transaction() as conn:
             try:
                 async with conn.transaction():  # a savepoint: a taken username must not abort the rest
@@ -216,10 +201,9 @@ class PgUserStore(UserStore):
 
     async def find_by_username(self, text: str, limit: int) -> list[UserRecord]:
         await self._ready()
-        needle = strip_invisible(text).lstrip("@")
-        if not any(char.isalnum() for char in needle):
+        needle = _search_needle(text)
+        if needle is None:
             return []
-        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         terms = query_terms(analyzer().query_terms(needle))
         async with self.pg.transaction() as conn:
             ids: dict[str, None] = {}
@@ -242,7 +226,7 @@ class PgUserStore(UserStore):
                 await conn.execute(
                     "SELECT id FROM users WHERE username ILIKE %(p)s OR display_name ILIKE %(p)s "
                     "ORDER BY username NULLS LAST, id LIMIT %(limit)s",
-                    {"p": f"%{escaped}%", "limit": limit},
+                    {"p": _contains_pattern(needle), "limit": limit},
                 )
             ).fetchall()
             for row in rows:

@@ -21,15 +21,12 @@ import argparse
 import contextlib
 import os
 import random
-import secrets
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import anyio
 
@@ -49,19 +46,10 @@ from toolsets.store.postgres.memories import PgMemories
 TOP = 3
 
 
-@contextlib.contextmanager
-def fresh_schema(base: str) -> Iterator[str]:
-    import psycopg
+def fresh_schema(base: str) -> contextlib.AbstractContextManager[str]:
+    from tests.support import fresh_schema as fresh
 
-    name = f"bench_{secrets.token_hex(4)}"
-    with psycopg.connect(base, autocommit=True) as admin:
-        admin.execute(f"CREATE SCHEMA {name}")
-    try:
-        yield f"{base}{'&' if '?' in base else '?'}options={quote(f'-csearch_path={name}')}&application_name={name}"
-    finally:
-        with psycopg.connect(base, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (name,))
-            admin.execute(f"DROP SCHEMA {name} CASCADE")
+    return fresh(base, prefix="bench")
 
 
 def percentile(samples: list[float], fraction: float) -> float:

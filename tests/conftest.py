@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Iterator
@@ -80,28 +79,10 @@ def postgres_or_fail() -> str:
 def database_url() -> Iterator[str]:
     """A fresh, empty PostgreSQL schema for one test (its URL selects it through search_path), dropped after,
     with every connection the test left open."""
+    from tests.support import fresh_schema
+
     with fresh_schema(postgres_or_fail()) as url:
         yield url
-
-
-@contextlib.contextmanager
-def fresh_schema(base: str) -> Iterator[str]:
-    import secrets
-    from urllib.parse import quote
-
-    import psycopg
-
-    name = f"t_{secrets.token_hex(6)}"
-    with psycopg.connect(base, autocommit=True) as admin:
-        admin.execute(f"CREATE SCHEMA {name}")
-    separator = "&" if "?" in base else "?"
-    options = quote(f"-csearch_path={name}")
-    try:
-        yield f"{base}{separator}options={options}&application_name={name}"
-    finally:
-        with psycopg.connect(base, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (name,))
-            admin.execute(f"DROP SCHEMA {name} CASCADE")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -113,7 +94,7 @@ def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     if request.param == "sqlite":
         yield "sqlite"
         return
-    with fresh_schema(postgres_or_fail()) as url:
+    with support.fresh_schema(postgres_or_fail()) as url:
         monkeypatch.setattr(support, "STORE_URL", url)
         yield "postgresql"
 

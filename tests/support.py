@@ -306,3 +306,25 @@ def gates_off(folder: Path) -> Path:
     path = folder / "no-gates.toml"
     path.write_text("builtin = false\n", encoding="utf-8")
     return path
+
+
+@contextlib.contextmanager
+def fresh_schema(base: str, prefix: str = "t") -> Iterator[str]:
+    """A new, empty PostgreSQL schema on the server at `base` (dropped afterwards, its sessions ended first): the
+    URL whose connections use it, named `{prefix}_<random>` as both the schema and the application name."""
+    import secrets
+    from urllib.parse import quote
+
+    import psycopg
+
+    name = f"{prefix}_{secrets.token_hex(6)}"
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {name}")
+    separator = "&" if "?" in base else "?"
+    options = quote(f"-csearch_path={name}")
+    try:
+        yield f"{base}{separator}options={options}&application_name={name}"
+    finally:
+        with psycopg.connect(base, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (name,))
+            admin.execute(f"DROP SCHEMA {name} CASCADE")

@@ -328,3 +328,23 @@ def fresh_schema(base: str, prefix: str = "t") -> Iterator[str]:
         with psycopg.connect(base, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (name,))
             admin.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+async def answering_device(
+    server: TruloopMCP, answer: Callable[[dict[str, Any]], dict[str, Any]], seen: list[dict[str, Any]], ready: Any
+) -> None:
+    """An in-process device for user alice: answers every request with `answer(request)` (a `result` or an
+    `error`), noting each envelope and request in `seen`; `ready` (an `anyio.Event`) is set once it listens."""
+    import json
+
+    from bridge.jsonrpc import RpcResponse
+
+    bridge = server.bridge
+    assert bridge is not None
+    async with bridge.device_stream("alice") as envelopes:
+        ready.set()
+        async for envelope in envelopes:
+            request = json.loads(envelope["data"])
+            seen.append({"envelope": envelope, "request": request})
+            body = {"jsonrpc": "2.0", "id": request["id"], **answer(request)}
+            await bridge.answer("alice", RpcResponse.model_validate(body))

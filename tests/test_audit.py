@@ -12,10 +12,9 @@ import pytest
 from mcp import Client
 from pydantic import Field
 
-from bridge.jsonrpc import RpcResponse
 from server.mcp_server import TruloopMCP
 from tests.sample_toolset import CATALOG, Catalog
-from tests.support import MODES, answering, payload, server_for
+from tests.support import MODES, answering, answering_device, payload, server_for
 from toolsets.annotations import READ_ONLY
 from toolsets.audit.record import AuditRecord, Entry
 from toolsets.audit.writer import AuditLog
@@ -184,17 +183,6 @@ async def test_over_mcp_the_line_says_who_and_where(mode: str) -> None:
     assert done["status"] == "ok"
 
 
-async def _device(server: TruloopMCP, ready: anyio.Event) -> None:
-    bridge = server.bridge
-    assert bridge is not None
-    async with bridge.device_stream("alice") as envelopes:
-        ready.set()
-        async for envelope in envelopes:
-            request = json.loads(envelope["data"])
-            await bridge.answer("alice", RpcResponse.model_validate({"jsonrpc": "2.0", "id": request["id"],
-                                                                    "result": {"events": []}}))  # fmt: skip
-
-
 @pytest.mark.anyio
 @MODES
 async def test_deferred_calls_say_which_route_answered(mode: str, tmp_path: Path) -> None:
@@ -204,7 +192,7 @@ async def test_deferred_calls_say_which_route_answered(mode: str, tmp_path: Path
     server = server_logging_to("device.jsonl")
     ready = anyio.Event()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_device, server, ready)
+        tg.start_soon(answering_device, server, lambda request: {"result": {"events": []}}, [], ready)
         await ready.wait()
         async with Client(server, mode=mode) as client:
             assert not (await client.call_tool("get_calendar_events", CALENDAR)).is_error

@@ -12,8 +12,7 @@ import pytest
 from mcp import Client
 
 from bridge.jsonrpc import RpcResponse
-from server.mcp_server import TruloopMCP
-from tests.support import MODES, answering, eventually, payload, server_for
+from tests.support import MODES, answering, answering_device, eventually, payload, server_for
 
 CONFIRM = {"notification_message": "Asking you...", "title": "Share", "message": "Share your calendar with Minji?"}
 PERMISSION = {"notification_message": "Checking...", "permission": "calendar.read"}
@@ -23,19 +22,6 @@ CALENDAR = {"notification_message": "Reading your calendar", "start_date": "2026
 
 def structured(result: Any) -> dict[str, Any]:
     return payload(result)
-
-
-async def device(server: TruloopMCP, answer: Any, seen: list[dict[str, Any]], ready: anyio.Event) -> None:
-    """An in-process device for user alice: answers every request with `answer(request)`."""
-    bridge = server.bridge
-    assert bridge is not None
-    async with bridge.device_stream("alice") as envelopes:
-        ready.set()
-        async for envelope in envelopes:
-            request = json.loads(envelope["data"])
-            seen.append({"envelope": envelope, "request": request})
-            body = {"jsonrpc": "2.0", "id": request["id"], **answer(request)}
-            await bridge.answer("alice", RpcResponse.model_validate(body))
 
 
 @pytest.mark.anyio
@@ -58,7 +44,7 @@ async def test_device_route(mode: str, tool: str, args: dict[str, Any], answer: 
     seen: list[dict[str, Any]] = []
     ready = anyio.Event()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(device, server, lambda request: answer, seen, ready)
+        tg.start_soon(answering_device, server, lambda request: answer, seen, ready)
         await ready.wait()
         async with Client(server, mode=mode, elicitation_callback=answering("decline")) as client:
             result = await client.call_tool(tool, args)
@@ -87,7 +73,7 @@ async def test_device_errors_become_tool_errors(mode: str, error: dict[str, Any]
     server = server_for(user="alice")
     ready = anyio.Event()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(device, server, lambda request: {"error": error}, [], ready)
+        tg.start_soon(answering_device, server, lambda request: {"error": error}, [], ready)
         await ready.wait()
         async with Client(server, mode=mode) as client:
             result = await client.call_tool("get_calendar_events", CALENDAR)

@@ -30,6 +30,7 @@ from server.lean_path import LeanPath
 from toolsets.context import Caller, RequestInfo, ToolContext
 from toolsets.conversation import ConversationState, MemoryConversation, MemoryConversations
 from toolsets.plugins.changes import plugin_tool_changes
+from toolsets.tracer_provider import provider_installed
 
 if TYPE_CHECKING:
     from toolsets.envelope import ToolResult
@@ -77,7 +78,7 @@ class TruloopMCP(MCPServer):
         self._known_users: dict[str, str] = {}
         self.exposure = exposure or ToolExposure("full", _no_gates, MemoryConversations())
         low = self._lowlevel_server
-        if not tracing_configured():  # the SDK's span per message costs every call, even with no exporter
+        if not provider_installed():  # the SDK's span per message costs every call, even with no exporter
             low.middleware[:] = [m for m in low.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
         low.middleware.append(LeanPath(self))
         low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
@@ -295,10 +296,3 @@ def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:
 
 # The tools a `tools/list` handler answers with when server/lean_path.py already worked them out.
 _listing: contextvars.ContextVar[list[Tool] | None] = contextvars.ContextVar("truloop_listing", default=None)
-
-
-def tracing_configured() -> bool:
-    """An OpenTelemetry SDK tracer provider is installed (e.g. by `opentelemetry-instrument`)."""
-    from opentelemetry import trace
-
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider)

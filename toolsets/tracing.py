@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry.trace import ProxyTracerProvider, SpanKind, StatusCode, get_tracer, get_tracer_provider
+from opentelemetry.trace import SpanKind, StatusCode, get_tracer
 
 from toolsets.audit.notes import current_notes
 from toolsets.audit.record import outcome_status
@@ -20,6 +20,7 @@ from toolsets.call import ToolCall, new_call_id
 from toolsets.context import ToolContext
 from toolsets.envelope import ToolErr, ToolResult
 from toolsets.middleware import CallNext
+from toolsets.tracer_provider import provider_installed
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
@@ -35,7 +36,7 @@ def tracer() -> Tracer:
 
 
 async def trace_call(call: ToolCall, call_next: CallNext) -> ToolResult:
-    if isinstance(get_tracer_provider(), ProxyTracerProvider):  # no SDK installed: its spans record nothing
+    if not provider_installed():  # no SDK installed: its spans record nothing
         return await call_next(call)
 
     attributes = _attributes(call.tool.name, call.call_id, call.ctx)

@@ -71,7 +71,7 @@ def stdio_figures(args: argparse.Namespace, data_dir: Path) -> dict[str, dict[st
 
 
 def writer_figures(lines: int, data_dir: Path) -> dict[str, float]:
-    from toolsets.audit.writer import AuditLog
+    from toolsets.pipeline.audit.writer import AuditLog
 
     log = AuditLog(data_dir / "writer" / "tool-calls.jsonl", queue_size=lines + 1)
     entry: dict[str, Any] = {

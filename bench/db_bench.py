@@ -4,7 +4,7 @@
         [--parts agreement,search,throughput] [--chunks 10000] [--sessions 16] [--seconds 10]
 
   * agreement: bench/search_corpus.py (67 queries over 9 documents and 22 memories) searched on SQLite
-    (FTS5 bm25) and on PostgreSQL (tsvector + the BM25-like ranking of toolsets/store/postgres/search.py):
+    (FTS5 bm25) and on PostgreSQL (tsvector + the BM25-like ranking of toolsets/infra/store/postgres/search.py):
     recall@3 / MRR of each, and how often the two top-3 lists hold the same results.
   * search: knowledge search p50/p99 at ~10k chunks (bench/knowledge_bench.py's synthetic corpus).
   * throughput: tool calls per second through 1, 2 and 4 `truloop-mcp --transport http` replicas, on one
@@ -35,13 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pydantic import SecretStr
 
+from toolsets.infra.store.db import Database
+from toolsets.infra.store.knowledge import KnowledgeIndex
+from toolsets.infra.store.memories import SqliteMemories
+from toolsets.infra.store.postgres.database import PgDatabase
+from toolsets.infra.store.postgres.knowledge import PgKnowledgeTables
+from toolsets.infra.store.postgres.memories import PgMemories
 from toolsets.services import Services
-from toolsets.store.db import Database
-from toolsets.store.knowledge import KnowledgeIndex
-from toolsets.store.memories import SqliteMemories
-from toolsets.store.postgres.database import PgDatabase
-from toolsets.store.postgres.knowledge import PgKnowledgeTables
-from toolsets.store.postgres.memories import PgMemories
 
 TOP = 3
 

@@ -6,7 +6,7 @@ Measured:
                 reply read (start-up excluded; it is reported apart: spawn to the first reply of a one-line run).
   pipe, batch   the same calls as one line holding a list (one document: its calls run concurrently).
   in-process    per call, median of --rounds rounds of --calls calls each, interleaved:
-                  dispatch  `toolsets.dispatch.dispatch(profile, "get_day_of_week", args, ctx)`
+                  dispatch  `toolsets.core.dispatch.dispatch(profile, "get_day_of_week", args, ctx)`
                   runner    `InteropRunner.reply(call)`: shape detection + dispatch + the reply dict
                   runner+   the same plus `json.loads` of the line and `json.dumps` of the reply (the pipe's work)
                 overhead = runner - dispatch.
@@ -95,8 +95,8 @@ def pipe_figures(calls: int) -> dict[str, Any]:
 
 
 async def in_process_figures(calls: int, rounds: int) -> dict[str, Any]:
-    from toolsets.context import Caller, RequestInfo, ToolContext
-    from toolsets.dispatch import dispatch
+    from toolsets.core.context import Caller, RequestInfo, ToolContext
+    from toolsets.core.dispatch import dispatch
     from toolsets.interop import runner_for
     from toolsets.services import Services
 

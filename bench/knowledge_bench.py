@@ -23,9 +23,9 @@ from pathlib import Path
 
 import anyio
 
-from toolsets.context import Caller, ToolContext
-from toolsets.dispatch import dispatch
-from toolsets.envelope import ToolOk
+from toolsets.core.context import Caller, ToolContext
+from toolsets.core.dispatch import dispatch
+from toolsets.core.envelope import ToolOk
 from toolsets.profiles import profile
 from toolsets.services import Services
 

@@ -39,12 +39,12 @@ import anyio
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
-from toolsets.context import Caller, ToolContext  # noqa: E402
-from toolsets.dispatch import dispatch  # noqa: E402
-from toolsets.envelope import ToolOk  # noqa: E402
+from toolsets.core.context import Caller, ToolContext  # noqa: E402
+from toolsets.core.dispatch import dispatch  # noqa: E402
+from toolsets.core.envelope import ToolOk  # noqa: E402
+from toolsets.infra.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression  # noqa: E402
 from toolsets.profiles import profile  # noqa: E402
 from toolsets.services import Services  # noqa: E402
-from toolsets.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression  # noqa: E402
 
 USER = "bench-user"
 TAGS = ["food", "travel", "family", "work", "health", "music", "sport", "money"]

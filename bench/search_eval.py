@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search_corpus import DOCS, MEMORIES, QUERIES  # noqa: E402
 
-from toolsets.store.db import Database  # noqa: E402
-from toolsets.store.knowledge import KnowledgeIndex, parse_document  # noqa: E402
-from toolsets.store.memories import SqliteMemories  # noqa: E402
-from toolsets.text.analyzer import KEPT, Analyzer  # noqa: E402
-from toolsets.text.korean import KIWI  # noqa: E402
+from toolsets.infra.store.db import Database  # noqa: E402
+from toolsets.infra.store.knowledge import KnowledgeIndex, parse_document  # noqa: E402
+from toolsets.infra.store.memories import SqliteMemories  # noqa: E402
+from toolsets.infra.text.analyzer import KEPT, Analyzer  # noqa: E402
+from toolsets.infra.text.korean import KIWI  # noqa: E402
 
 TOP = 3
 USER = "eval-user"

@@ -17,12 +17,12 @@ from bridge.elicitation import CannotAsk, McpAsker
 from bridge.jsonrpc import RpcResponse
 from bridge.pending import PendingCall
 from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, PendingLost, Progress, no_progress
-from toolsets.audit.notes import note_deferred_route
-from toolsets.context import DeferredCall
-from toolsets.deferred import DeviceMethod, device_result
-from toolsets.device_answer import DeviceError, canceled, denied, device_answer
-from toolsets.errors import ErrorCode, ToolError
-from toolsets.tool import Tool
+from toolsets.core.context import DeferredCall
+from toolsets.core.deferred import DeviceMethod, device_result
+from toolsets.core.device_answer import DeviceError, canceled, denied, device_answer
+from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.core.tool import Tool
+from toolsets.pipeline.audit.notes import note_deferred_route
 
 logger = logging.getLogger("truloop.deferred")
 

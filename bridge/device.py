@@ -30,7 +30,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bridge.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, USER_CANCELED
-from toolsets.permission_tools import PERMISSION_STATES
+from toolsets.assistant.permission_tools import PERMISSION_STATES
 
 logger = logging.getLogger("truloop.device")
 

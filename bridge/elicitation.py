@@ -19,8 +19,8 @@ from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 
-from toolsets.context import ConfirmRequest, Decision
-from toolsets.errors import InputRequired
+from toolsets.core.context import ConfirmRequest, Decision
+from toolsets.core.errors import InputRequired
 
 logger = logging.getLogger("truloop.elicitation")
 

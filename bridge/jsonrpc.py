@@ -8,13 +8,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
-from toolsets import safe_json
+from toolsets.core import safe_json
 
 # Device-side errors (seed 000), defined beside their mapping to tool errors
-from toolsets.device_answer import PERMISSION_DENIED as PERMISSION_DENIED
-from toolsets.device_answer import PERMISSION_REQUIRED as PERMISSION_REQUIRED
-from toolsets.device_answer import USER_CANCELED as USER_CANCELED
-from toolsets.problems import problems
+from toolsets.core.device_answer import PERMISSION_DENIED as PERMISSION_DENIED
+from toolsets.core.device_answer import PERMISSION_REQUIRED as PERMISSION_REQUIRED
+from toolsets.core.device_answer import USER_CANCELED as USER_CANCELED
+from toolsets.core.problems import problems
 
 # Standard JSON-RPC codes for malformed input
 PARSE_ERROR = -32700

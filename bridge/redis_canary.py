@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolsets.canary.metrics import Sample
-from toolsets.canary.policy import MAX_SAMPLES
-from toolsets.canary.state import CanaryState
+from toolsets.pipeline.canary.metrics import Sample
+from toolsets.pipeline.canary.policy import MAX_SAMPLES
+from toolsets.pipeline.canary.state import CanaryState
 
 SAMPLES_TTL_S = 24 * 3600
 

@@ -11,8 +11,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
-from toolsets.conversation import CONVERSATION_TTL_S, MAX_SEEN_VALUES
-from toolsets.errors import ErrorCode, ToolError
+from toolsets.core.conversation import CONVERSATION_TTL_S, MAX_SEEN_VALUES
+from toolsets.core.errors import ErrorCode, ToolError
 
 logger = logging.getLogger("truloop.conversations")
 

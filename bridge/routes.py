@@ -32,8 +32,8 @@ from bridge.jsonrpc import (
 )
 from bridge.pending import Outcome
 from bridge.service import DeviceBridge
-from toolsets.deferred import DeviceTools, device_result
-from toolsets.problems import problems
+from toolsets.core.deferred import DeviceTools, device_result
+from toolsets.core.problems import problems
 
 logger = logging.getLogger("truloop.shim")
 

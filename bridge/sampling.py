@@ -15,11 +15,11 @@ from typing import Any
 import mcp.types as types
 
 from bridge.elicitation import CannotAsk, McpAsker
-from toolsets.context import ComposeRequest, ToolContext, nested_context
-from toolsets.dispatch import dispatch
-from toolsets.envelope import ToolInputRequired, ToolOk
-from toolsets.errors import InputRequired
-from toolsets.toolset import AbstractToolset
+from toolsets.core.context import ComposeRequest, ToolContext, nested_context
+from toolsets.core.dispatch import dispatch
+from toolsets.core.envelope import ToolInputRequired, ToolOk
+from toolsets.core.errors import InputRequired
+from toolsets.core.toolset import AbstractToolset
 
 logger = logging.getLogger("truloop.sampling")
 

@@ -14,11 +14,11 @@ from server.extensions import publish_workspace
 from server.identity import Surface
 from server.mcp_server import TruloopMCP
 from server.settings import Settings
-from toolsets.context import Caller
+from toolsets.core.context import Caller
 from toolsets.services import Services
 
 if TYPE_CHECKING:
-    from toolsets.gates import GateSet
+    from toolsets.pipeline.gates import GateSet
 
 
 def default_caller(settings: Settings) -> Caller:
@@ -97,7 +97,7 @@ def build_server(
 
 def build_exposure(settings: Settings, *, progressive_allowed: bool = True) -> ToolExposure:
     """The deployment's exposure mode and gates; conversations of 2026-07-28 callers in Redis when configured."""
-    from toolsets.conversation import MemoryConversations
+    from toolsets.core.conversation import MemoryConversations
 
     conversations: Conversations
     if settings.redis_url is not None:
@@ -109,7 +109,7 @@ def build_exposure(settings: Settings, *, progressive_allowed: bool = True) -> T
     exposure = settings.exposure if progressive_allowed else "full"
     if settings.gates is None:  # built on first use, not to answer initialize
         return ToolExposure(exposure, builtin_gates, conversations)
-    from toolsets.gates import load_gates
+    from toolsets.pipeline.gates import load_gates
     from toolsets.profiles import tool_arguments
 
     return ToolExposure(exposure, load_gates(settings.gates, tool_arguments()), conversations)
@@ -118,6 +118,6 @@ def build_exposure(settings: Settings, *, progressive_allowed: bool = True) -> T
 def builtin_gates() -> GateSet:
     """The gates that apply without a gates file (checked against the tools by the tests; checking them here would
     load every toolset)."""
-    from toolsets.gates import BUILTIN_GATES, GateSet
+    from toolsets.pipeline.gates import BUILTIN_GATES, GateSet
 
     return GateSet(BUILTIN_GATES)

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, TextIO, get_args
 
 from server.cli import PROG, OneLineParser, add_setting_flags, fail, settings_or_exit
-from toolsets.audit.record import Status
-from toolsets.audit.writer import log_files
+from toolsets.pipeline.audit.record import Status
+from toolsets.pipeline.audit.writer import log_files
 
 AUDIT_SETTINGS = ("data_dir", "audit_log")  # the settings that say where the log is
 STATUSES: tuple[str, ...] = get_args(Status)

@@ -11,12 +11,12 @@ from pydantic import SecretStr
 from server.settings import Settings
 
 if TYPE_CHECKING:
-    from toolsets.audit.writer import AuditLog
+    from toolsets.pipeline.audit.writer import AuditLog
 
 
 def open_audit_log(settings: Settings) -> AuditLog | None:
     """The writer (created at once; `Services.open_audit` defers this call to the first audit line)."""
-    from toolsets.audit.writer import AuditLog, stderr_or_stdout
+    from toolsets.pipeline.audit.writer import AuditLog, stderr_or_stdout
 
     target = settings.audit_target
     if target == "off":
@@ -43,7 +43,7 @@ def known_secrets(settings: Settings) -> Iterator[str]:
 
 def audit_health(log: object) -> dict[str, object]:
     """The /healthz fields: `audit` ok | degraded (lines dropped in the last minute) | off, and the drop count."""
-    from toolsets.audit.writer import AuditLog
+    from toolsets.pipeline.audit.writer import AuditLog
 
     if not isinstance(log, AuditLog):
         return {"audit": "off"}

@@ -101,7 +101,7 @@ async def serve_pipe(settings: Settings, source_fd: int, sink: IO[bytes]) -> Non
 
 
 async def answer_line(runner: InteropRunner, line: bytes | None, number: int, limit: int) -> Any:
-    from toolsets import safe_json
+    from toolsets.core import safe_json
 
     if line is None:
         return _error("line_too_long", f"line {number} is longer than --max-line-bytes ({limit} bytes)", number)
@@ -121,7 +121,7 @@ def _error(code: str, message: str, number: int) -> dict[str, Any]:
 async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
     """The runner of `--profile` for `--user`, on the services the server would build from these settings."""
     from server.app import build_bridge, build_services, default_caller
-    from toolsets.context import DeferredResolver
+    from toolsets.core.context import DeferredResolver
     from toolsets.interop.runner import NoDeviceRoute, runner_for
 
     bridge = build_bridge(settings) if settings.redis_url is not None else None

@@ -13,7 +13,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from bridge.service import DeviceBridge
-from toolsets.context import ComposeRequest, ConfirmRequest, Decision, DeferredCall, ToolContext
+from toolsets.core.context import ComposeRequest, ConfirmRequest, Decision, DeferredCall, ToolContext
 
 
 class CallPorts:

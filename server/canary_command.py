@@ -23,9 +23,9 @@ import anyio
 
 from server.cli import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
 from server.settings import Settings
-from toolsets.canary import actions
-from toolsets.canary.metrics import Stats
-from toolsets.canary.state import CanaryState
+from toolsets.pipeline.canary import actions
+from toolsets.pipeline.canary.metrics import Stats
+from toolsets.pipeline.canary.state import CanaryState
 
 FAILED = 1
 SETTINGS = {"data_dir", "redis_url", "tools_dir", "audit_log", "log_level"}
@@ -129,7 +129,7 @@ def transition(state: CanaryState, command: str, hard: bool) -> CanaryState:
 
 def _audit(settings: Settings, state: CanaryState) -> None:
     from server.audit_log import open_audit_log
-    from toolsets.canary.router import decision_event
+    from toolsets.pipeline.canary.router import decision_event
 
     log = open_audit_log(settings.model_copy(update={"transport": "http"}))  # `-`: stdout, not stderr
     if log is not None:
@@ -138,7 +138,7 @@ def _audit(settings: Settings, state: CanaryState) -> None:
 
 
 def _apply_files(settings: Settings, state: CanaryState) -> None:
-    from toolsets.canary import files
+    from toolsets.pipeline.canary import files
 
     assert settings.tools_dir is not None
     if state.candidate_file is None or state.status not in ("promoted", "disabled"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from server.settings import Settings
-from toolsets.canary.store import CanaryStore, LocalCanaryStore
+from toolsets.pipeline.canary.store import CanaryStore, LocalCanaryStore
 
 
 def canary_state_file(settings: Settings) -> Path:

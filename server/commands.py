@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from server.cli import PROG, OneLineParser, add_setting_flags, settings_or_exit
-from toolsets.problems import describe
+from toolsets.core.problems import describe
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def read_users(path: Path) -> list[Any]:
-    from toolsets.store.users import UserRecord
+    from toolsets.infra.store.users import UserRecord
 
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -113,7 +113,7 @@ def run(argv: Sequence[str]) -> None:
         if args.group == "users":
             users = read_users(Path(args.file))
             services = _services(settings)
-            from toolsets.store.errors import Conflict
+            from toolsets.infra.store.errors import Conflict
 
             try:
                 count = services.users.import_users_sync(users)
@@ -128,7 +128,7 @@ def run(argv: Sequence[str]) -> None:
                 raise CommandError("set NOTION_TOKEN to a Notion integration secret to sync pages")
             import anyio
 
-            from toolsets.upstream.notion import sync_notion
+            from toolsets.infra.upstream.notion import sync_notion
 
             docs = settings.resolved_docs_dir
             stats = anyio.run(lambda: sync_notion(docs, token=token, report=lambda line: print(line)))

@@ -15,7 +15,7 @@ def _where(services: Services) -> str:
 
 async def migrate(services: Services) -> None:
     """Apply every component's pending migrations (under the migration lock on PostgreSQL)."""
-    from toolsets.store.inventory import migrate_all
+    from toolsets.infra.store.inventory import migrate_all
 
     try:
         done = await migrate_all(services.store)
@@ -30,7 +30,7 @@ async def status(services: Services) -> None:
     """Each component's schema version beside the program's, and its tables' row counts. Exits 1 when a
     component is newer than this program (it would be refused) or not created yet."""
     from server.commands import CommandError
-    from toolsets.store.inventory import TABLES, count_rows, migrations, versions
+    from toolsets.infra.store.inventory import TABLES, count_rows, migrations, versions
 
     try:
         found = await versions(services.store)
@@ -67,8 +67,8 @@ def copy(source: str, target: str) -> None:
 
 async def _copy(path: Path, target: str) -> None:
     from server.commands import CommandError
-    from toolsets.store.copy import copy_sqlite_to_postgres
-    from toolsets.store.postgres.database import PgDatabase
+    from toolsets.infra.store.copy import copy_sqlite_to_postgres
+    from toolsets.infra.store.postgres.database import PgDatabase
 
     pg = PgDatabase(target)
     try:

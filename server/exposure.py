@@ -16,14 +16,14 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from toolsets.conversation import Conversation, ConversationState, MemoryConversation
+from toolsets.core.conversation import Conversation, ConversationState, MemoryConversation
 
 if TYPE_CHECKING:
-    from toolsets.context import Caller
-    from toolsets.envelope import ToolErr
-    from toolsets.gates import GateSet
-    from toolsets.tool import Tool
-    from toolsets.toolset import AbstractToolset
+    from toolsets.core.context import Caller
+    from toolsets.core.envelope import ToolErr
+    from toolsets.core.tool import Tool
+    from toolsets.core.toolset import AbstractToolset
+    from toolsets.pipeline.gates import GateSet
 
 LOADERS = frozenset({"list_toolsets", "load_toolset"})
 
@@ -76,7 +76,7 @@ class ToolExposure:
             return [tool for tool in toolset if tool.name not in LOADERS]
         if modern:
             return list(toolset)
-        from toolsets.exposure_tools import ALWAYS_ON
+        from toolsets.extensions.exposure.tools import ALWAYS_ON
 
         loaded = await conversation.loaded()
         shown = [tool for tool in toolset if tool.toolset in ALWAYS_ON or tool.toolset in loaded]
@@ -92,9 +92,9 @@ class ToolExposure:
         """A call of a tool this handshake-era session has not loaded: say how to load it."""
         if self.exposure != "progressive" or modern:
             return None
-        from toolsets.envelope import ToolErr
-        from toolsets.errors import ErrorCode
-        from toolsets.exposure_tools import ALWAYS_ON
+        from toolsets.core.envelope import ToolErr
+        from toolsets.core.errors import ErrorCode
+        from toolsets.extensions.exposure.tools import ALWAYS_ON
 
         if tool.toolset in ALWAYS_ON or tool.toolset in await conversation.loaded():
             return None

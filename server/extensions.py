@@ -1,6 +1,6 @@
 """The deployment's extensions, from its settings: the plugin folder (`--tools-dir`) and the workspace.
 
-The profiles hold a plugin catalog and a workspace slot (toolsets/plugins/deployment.py); this module
+The profiles hold a plugin catalog and a workspace slot (toolsets/extensions/plugins/deployment.py); this module
 fills them. `publish_workspace` runs when a server is built (it decides, per transport, whether the
 workspace is published at all); `extensions_running` wraps serving: it loads the tools folder before
 the first request, watches it while serving, and closes every plugin version when the server stops.
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from server.settings import Settings
-    from toolsets.plugins.catalog import PluginConfig
-    from toolsets.toolset import AbstractToolset
+    from toolsets.core.toolset import AbstractToolset
+    from toolsets.extensions.plugins.catalog import PluginConfig
 
 
 def publish_workspace(settings: Settings) -> None:
@@ -29,14 +29,14 @@ def publish_workspace(settings: Settings) -> None:
     published = settings.workspace is not None and (settings.transport == "stdio" or settings.workspace_http)
     if not published and _workspace.cache_info().currsize == 0:
         return  # no workspace was ever plugged in this process: the slot is empty already
-    from toolsets.plugins.deployment import workspace_slot
+    from toolsets.extensions.plugins.deployment import workspace_slot
 
     workspace_slot.plug(_workspace(settings.workspace, settings.workspace_strict) if published else None)
 
 
 @functools.cache
 def _workspace(root: Path | None, strict: bool) -> AbstractToolset:
-    from toolsets.workspace import workspace_toolset
+    from toolsets.extensions.workspace import workspace_toolset
 
     assert root is not None
     return workspace_toolset(root, strict=strict)
@@ -45,7 +45,7 @@ def _workspace(root: Path | None, strict: bool) -> AbstractToolset:
 def plugin_config(settings: Settings) -> PluginConfig | None:
     if settings.tools_dir is None:
         return None
-    from toolsets.plugins.catalog import PluginConfig
+    from toolsets.extensions.plugins.catalog import PluginConfig
 
     return PluginConfig(settings.tools_dir, settings.data_dir / "plugins", settings.plugin_isolation)
 
@@ -57,7 +57,7 @@ async def extensions_running(settings: Settings) -> AsyncIterator[None]:
         yield
         return
     from server.canary_setup import open_canary_store
-    from toolsets.plugins.deployment import plugin_catalog
+    from toolsets.extensions.plugins.deployment import plugin_catalog
 
     plugin_catalog.configure(plugin_config(settings))
     plugin_catalog.canary.configure(open_canary_store(settings), settings.canary_key)

@@ -14,11 +14,11 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from pydantic import SecretStr
 
-from toolsets.context import Caller
-from toolsets.roles import ROLES
+from toolsets.core.context import Caller
+from toolsets.core.roles import ROLES
 
 if TYPE_CHECKING:
-    from toolsets.toolset import AbstractToolset
+    from toolsets.core.toolset import AbstractToolset
 
 logger = logging.getLogger("truloop.auth")
 

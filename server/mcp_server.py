@@ -1,7 +1,7 @@
 """The MCP face of the toolsets: an `MCPServer` whose tools come from a profile, per caller.
 
 `tools/list` and `tools/call` are answered from the caller's profile (the `Surface` decides
-which); every call goes through `toolsets.dispatch`, with the MCP client wired in as the
+which); every call goes through `toolsets.core.dispatch`, with the MCP client wired in as the
 confirmation port.
 """
 
@@ -27,14 +27,14 @@ from server.call_ports import CallPorts
 from server.exposure import ToolExposure, connection_of
 from server.identity import Surface
 from server.lean_path import LeanPath
-from toolsets.context import Caller, RequestInfo, ToolContext
-from toolsets.conversation import ConversationState, MemoryConversation, MemoryConversations
-from toolsets.plugins.changes import plugin_tool_changes
-from toolsets.tracer_provider import provider_installed
+from toolsets.core.context import Caller, RequestInfo, ToolContext
+from toolsets.core.conversation import ConversationState, MemoryConversation, MemoryConversations
+from toolsets.extensions.plugins.changes import plugin_tool_changes
+from toolsets.pipeline.tracer_provider import provider_installed
 
 if TYPE_CHECKING:
-    from toolsets.envelope import ToolResult
-    from toolsets.tool import Tool
+    from toolsets.core.envelope import ToolResult
+    from toolsets.core.tool import Tool
 
 logger = logging.getLogger("truloop.server")
 
@@ -167,7 +167,7 @@ class TruloopMCP(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
         from server.results import to_mcp_result
-        from toolsets.dispatch import dispatch
+        from toolsets.core.dispatch import dispatch
 
         request = None if context is None else _request_of(context)
         if context is None or request is None:
@@ -203,7 +203,7 @@ class TruloopMCP(MCPServer):
         request: ServerRequestContext[Any, Any],
         context: Callable[[], Context],
     ) -> ToolResult:
-        from toolsets.dispatch import dispatch  # imported on the first call, not before `initialize` is answered
+        from toolsets.core.dispatch import dispatch  # imported on the first call, not before `initialize` is answered
 
         caller, toolset = self.surface.resolve()
         ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
@@ -244,7 +244,7 @@ class TruloopMCP(MCPServer):
         """Users enter the directory on first use, from their token's claims (or as `--user` on stdio)."""
         if self.services is None or self._known_users.get(caller.user_id) == caller.role:
             return
-        from toolsets.directory import enter_directory
+        from toolsets.assistant.directory import enter_directory
 
         try:
             await enter_directory(self.services.users, caller)
@@ -282,7 +282,7 @@ class _PerToolList:
 
 
 def _no_gates() -> Any:
-    from toolsets.gates import GateSet
+    from toolsets.pipeline.gates import GateSet
 
     return GateSet()
 

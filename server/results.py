@@ -12,8 +12,8 @@ from typing import Any
 
 import mcp.types as types
 
-from toolsets.envelope import ToolInputRequired, ToolOk, ToolResult, text_and_structured
-from toolsets.tool import Tool
+from toolsets.core.envelope import ToolInputRequired, ToolOk, ToolResult, text_and_structured
+from toolsets.core.tool import Tool
 
 ERROR_META_KEY = "io.truloop/error"
 

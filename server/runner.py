@@ -82,7 +82,7 @@ async def _serve_stdio(settings: Settings) -> None:
 
 async def _seed_demo(settings: Settings, services: Any) -> None:
     if settings.demo:
-        from toolsets.demo import seed_demo
+        from toolsets.assistant.demo import seed_demo
 
         await seed_demo(services, settings.user, settings.timezone)
 

@@ -20,11 +20,11 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from toolsets.context import ConfirmPolicy
+from toolsets.core.context import ConfirmPolicy
 from toolsets.profile_names import PROFILE_NAMES
 
 if TYPE_CHECKING:
-    from toolsets.upstream.keys import UpstreamKeys
+    from toolsets.infra.upstream.keys import UpstreamKeys
 
 Transport = Literal["stdio", "sse", "http"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -410,8 +410,8 @@ class Settings(BaseSettings):
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        from toolsets.errors import ToolInputError
-        from toolsets.validation import parse_timezone
+        from toolsets.assistant.validation import parse_timezone
+        from toolsets.core.errors import ToolInputError
 
         try:
             parse_timezone(value)
@@ -506,7 +506,7 @@ class Settings(BaseSettings):
     @classmethod
     def _usable_gates(cls, value: Path | None) -> Path | None:
         if value is not None:
-            from toolsets.gates import load_gates
+            from toolsets.pipeline.gates import load_gates
             from toolsets.profiles import tool_arguments
 
             load_gates(value, tool_arguments())  # GateFileError is a ValueError: one line, exit 2
@@ -540,7 +540,7 @@ class Settings(BaseSettings):
 
     @property
     def upstream_keys(self) -> "UpstreamKeys":
-        from toolsets.upstream.keys import UpstreamKeys
+        from toolsets.infra.upstream.keys import UpstreamKeys
 
         return UpstreamKeys(
             google_maps=self.google_maps_api_key, supermemory=self.supermemory_api_key, notion=self.notion_token

@@ -11,7 +11,7 @@ from pydantic import SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from server.settings import Settings, choices_of, shown_default, sources
-from toolsets.problems import problems
+from toolsets.core.problems import problems
 
 
 def names_of(field_name: str) -> str:

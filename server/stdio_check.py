@@ -1,7 +1,7 @@
 """What each stdin line is: a JSON-RPC message to serve, or the one error to answer it with.
 
 - a line longer than the limit is discarded while it is read (`LineSplitter`): memory stays bounded;
-- each line is decoded as strict UTF-8 and parsed with bounded nesting (`toolsets.safe_json`);
+- each line is decoded as strict UTF-8 and parsed with bounded nesting (`toolsets.core.safe_json`);
 - a bad line gets one JSON-RPC error: -32700 for bytes that are not UTF-8 JSON (or too deep, or too
   long), -32600 for JSON that is not a JSON-RPC message or whose `id` is not a string or integer
   (with `id: null`: such an id cannot be echoed faithfully), -32600 with the id for a request that
@@ -18,7 +18,7 @@ from typing import Any
 import mcp.types as types
 from pydantic import ValidationError
 
-from toolsets import safe_json
+from toolsets.core import safe_json
 
 logger = logging.getLogger("truloop.stdio")
 

@@ -69,10 +69,10 @@ async def _list(tools_dir: Path, data_dir: Path) -> dict[str, Any]:
 
 
 async def _check(file: Path, tools_dir: Path | None, data_dir: Path) -> str:
-    from toolsets.plugins.module import PluginImportError
-    from toolsets.plugins.runner import PluginLoadError
-    from toolsets.plugins.source import PluginSourceError
-    from toolsets.plugins.spec import PluginSpecError
+    from toolsets.extensions.plugins.module import PluginImportError
+    from toolsets.extensions.plugins.runner import PluginLoadError
+    from toolsets.extensions.plugins.source import PluginSourceError
+    from toolsets.extensions.plugins.spec import PluginSpecError
 
     catalog = _catalog(tools_dir, data_dir)
     async with catalog.running(watch=False, create=False):
@@ -90,7 +90,7 @@ async def _check(file: Path, tools_dir: Path | None, data_dir: Path) -> str:
 
 
 def _catalog(tools_dir: Path | None, data_dir: Path) -> Any:
-    from toolsets.plugins.catalog import PluginCatalog, PluginConfig
+    from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
 
     catalog = PluginCatalog()
     catalog.configure(PluginConfig(tools_dir, data_dir / "plugins") if tools_dir is not None else None)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import services_for
+from toolsets.infra.store.users import UserRecord
 from toolsets.services import Services
-from toolsets.store.users import UserRecord
 
 PEOPLE = [
     UserRecord(id="alice", username="alice", display_name="Alice Kim", phone="010-1234-5678",

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from toolsets.annotations import DESTRUCTIVE, READ_ONLY
-from toolsets.combined import CombinedToolset
-from toolsets.errors import ToolError
+from toolsets.core.annotations import DESTRUCTIVE, READ_ONLY
+from toolsets.core.combined import CombinedToolset
+from toolsets.core.errors import ToolError
+from toolsets.core.toolset import Toolset
 from toolsets.profiles import with_policy
-from toolsets.toolset import Toolset
 
 sample = Toolset("sample")
 DELETED: list[str] = []

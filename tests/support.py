@@ -24,10 +24,10 @@ from server.app import build_server
 from server.identity import Surface
 from server.mcp_server import TruloopMCP
 from server.settings import Settings
-from toolsets.context import Caller, ConfirmPolicy
+from toolsets.core.context import Caller, ConfirmPolicy
+from toolsets.core.toolset import AbstractToolset
+from toolsets.infra.upstream.keys import UpstreamKeys
 from toolsets.services import Services
-from toolsets.toolset import AbstractToolset
-from toolsets.upstream.keys import UpstreamKeys
 
 if TYPE_CHECKING:
     from mcp import Client

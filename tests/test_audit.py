@@ -15,15 +15,15 @@ from pydantic import Field
 from server.mcp_server import TruloopMCP
 from tests.sample_toolset import CATALOG, Catalog
 from tests.support import MODES, answering, answering_device, payload, server_for
-from toolsets.annotations import READ_ONLY
-from toolsets.audit.record import AuditRecord, Entry
-from toolsets.audit.writer import AuditLog
-from toolsets.combined import CombinedToolset
-from toolsets.context import Caller, ConfirmPolicy, RequestInfo, ToolContext
-from toolsets.dispatch import dispatch
-from toolsets.errors import ErrorCode, InputRequired, ToolError
+from toolsets.core.annotations import READ_ONLY
+from toolsets.core.combined import CombinedToolset
+from toolsets.core.context import Caller, ConfirmPolicy, RequestInfo, ToolContext
+from toolsets.core.dispatch import dispatch
+from toolsets.core.errors import ErrorCode, InputRequired, ToolError
+from toolsets.core.toolset import Toolset
+from toolsets.pipeline.audit.record import AuditRecord, Entry
+from toolsets.pipeline.audit.writer import AuditLog
 from toolsets.profiles import with_policy
-from toolsets.toolset import Toolset
 
 CALENDAR = {"notification_message": "Reading your calendar", "start_date": "2026-03-09T00:00:00+09:00",
             "end_date": "2026-03-15T23:59:59+09:00"}  # fmt: skip

@@ -13,7 +13,7 @@ import pytest
 
 from server.audit_command import parse_time
 from tests.support import TRULOOP, child_env, read_until
-from toolsets.audit.writer import AuditLog
+from toolsets.pipeline.audit.writer import AuditLog
 
 NOW = time.time()
 

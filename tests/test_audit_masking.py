@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolsets.audit.masking import MAX_ITEMS, MAX_STRING, Masker, is_secret_key
+from toolsets.pipeline.audit.masking import MAX_ITEMS, MAX_STRING, Masker, is_secret_key
 
 JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsInJvbGUiOiJtZW1iZXIifQ.c2lnbmF0dXJlX2J5dGVzXzEyMzQ1"
 

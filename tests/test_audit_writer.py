@@ -14,10 +14,10 @@ import httpx
 import pytest
 from mcp import Client
 
-import toolsets.audit.writer as writer
+import toolsets.pipeline.audit.writer as writer
 from server.http_app import build_http_app
 from tests.support import payload, serve_in_process, server_for, settings, stdio_server_process
-from toolsets.audit.writer import AuditLog, log_files, rotated
+from toolsets.pipeline.audit.writer import AuditLog, log_files, rotated
 
 
 def entry(n: int, **extra: Any) -> dict[str, Any]:

@@ -13,11 +13,11 @@ from mcp import Client
 
 from tests.plugin_files import plugin_source, serving, write
 from tests.support import eventually
-from toolsets.annotations import ToolHints
-from toolsets.canary.policy import HIGH_RISK_LADDER, LOW_RISK_LADDER, ladder_for
-from toolsets.canary.routing import bucket, to_candidate
-from toolsets.canary.state import CanaryState
-from toolsets.plugins.deployment import plugin_catalog
+from toolsets.core.annotations import ToolHints
+from toolsets.extensions.plugins.deployment import plugin_catalog
+from toolsets.pipeline.canary.policy import HIGH_RISK_LADDER, LOW_RISK_LADDER, ladder_for
+from toolsets.pipeline.canary.routing import bucket, to_candidate
+from toolsets.pipeline.canary.state import CanaryState
 
 pytestmark = pytest.mark.anyio
 

@@ -10,13 +10,13 @@ import anyio
 import pytest
 
 from bridge.redis_canary import RedisCanaryStore
-from toolsets.canary import actions
-from toolsets.canary.metrics import Sample, windows
-from toolsets.canary.policy import LOW_RISK_LADDER
-from toolsets.canary.router import CanaryRouter
-from toolsets.canary.routing import to_candidate
-from toolsets.canary.rules import decide
-from toolsets.plugins.catalog import PluginCatalog
+from toolsets.extensions.plugins.catalog import PluginCatalog
+from toolsets.pipeline.canary import actions
+from toolsets.pipeline.canary.metrics import Sample, windows
+from toolsets.pipeline.canary.policy import LOW_RISK_LADDER
+from toolsets.pipeline.canary.router import CanaryRouter
+from toolsets.pipeline.canary.routing import to_candidate
+from toolsets.pipeline.canary.rules import decide
 
 pytestmark = pytest.mark.anyio
 

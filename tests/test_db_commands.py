@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from tests.people import PEOPLE
 from tests.support import TRULOOP, child_env, services_for
-from toolsets.store.events import NewEvent
+from toolsets.infra.store.events import NewEvent
 
 SEOUL = dt.timezone(dt.timedelta(hours=9))
 

@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 
 from tests.support import MODES, server_for, services_for
-from toolsets.demo import seed_demo
+from toolsets.assistant.demo import seed_demo
 
 
 @pytest.mark.anyio

@@ -11,9 +11,9 @@ from mcp import Client
 
 from tests.sample_toolset import CATALOG, DELETED
 from tests.support import MODES, answering, error_of, server_with
-from toolsets.context import Caller, ConfirmPolicy, ConfirmRequest, Decision, ToolContext
-from toolsets.dispatch import dispatch
-from toolsets.envelope import ToolCancelled, ToolErr, ToolOk
+from toolsets.core.context import Caller, ConfirmPolicy, ConfirmRequest, Decision, ToolContext
+from toolsets.core.dispatch import dispatch
+from toolsets.core.envelope import ToolCancelled, ToolErr, ToolOk
 
 TOOLSET = CATALOG["test"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from toolsets.envelope import ToolCancelled, ToolErr
-from toolsets.errors import ErrorCode, ToolError, ToolInputError
+from toolsets.core.envelope import ToolCancelled, ToolErr
+from toolsets.core.errors import ErrorCode, ToolError, ToolInputError
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "errors.md"

@@ -11,7 +11,7 @@ from mcp import Client
 
 from tests.people import directory
 from tests.support import MODES, answering, error_of, gates_off, server_for
-from toolsets.store.events import EventChanges
+from toolsets.infra.store.events import EventChanges
 
 pytestmark = pytest.mark.usefixtures("store_backend")  # every test on SQLite, then on PostgreSQL
 

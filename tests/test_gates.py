@@ -13,7 +13,7 @@ from mcp import Client
 
 from tests.people import directory
 from tests.support import MODES, SECRET, TRULOOP, child_env, error_of, mcp_client, server_for, spawn_http_server, token
-from toolsets.store.events import NewEvent
+from toolsets.infra.store.events import NewEvent
 
 NEXT = "2031-03-10T10:00:00+09:00"
 
@@ -146,7 +146,7 @@ async def test_2026_conversations_are_shared_by_replicas(redis_url: str, redis_p
 
 
 def test_the_built_in_gates_fit_the_tools() -> None:
-    from toolsets.gates import BUILTIN_GATES, load_gates
+    from toolsets.pipeline.gates import BUILTIN_GATES, load_gates
     from toolsets.profiles import tool_arguments
 
     assert load_gates(None, tool_arguments()).gates == BUILTIN_GATES

@@ -9,11 +9,11 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from bridge.jsonrpc import INVALID_REQUEST, PARSE_ERROR, BadMessage, Envelope, RpcRequest, parse_response
-from toolsets.annotations import READ_ONLY
-from toolsets.deferred import DeviceMethod, DeviceTools, device_result
-from toolsets.errors import CallDeferred
+from toolsets.core.annotations import READ_ONLY
+from toolsets.core.deferred import DeviceMethod, DeviceTools, device_result
+from toolsets.core.errors import CallDeferred
+from toolsets.core.toolset import Toolset
 from toolsets.profiles import device_tools, profiles
-from toolsets.toolset import Toolset
 
 DEVICE = device_tools()
 

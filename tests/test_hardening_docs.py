@@ -10,8 +10,8 @@ import pytest
 from mcp import Client
 
 from tests.support import MODES, server_for, services_for
-from toolsets.store.knowledge import prepare_batch
-from toolsets.text import analyzer
+from toolsets.infra.store.knowledge import prepare_batch
+from toolsets.infra.text import analyzer
 
 
 def test_a_fifo_swapped_in_after_the_scan_is_refused_at_once(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ from pydantic import Field
 
 from server.results import to_mcp_tool
 from tests.support import services_for
-from toolsets.context import Caller, DeferredCall
-from toolsets.errors import ErrorCode, ToolError
+from toolsets.core.context import Caller, DeferredCall
+from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.interop.langgraph_tools import langchain_tools
 from toolsets.profiles import profile
 

@@ -13,11 +13,11 @@ import pytest
 from pydantic import BaseModel, Field
 
 from tests.support import services_for
-from toolsets.annotations import ToolHints
-from toolsets.context import Caller, ConfirmPolicy, ToolContext
+from toolsets.core.annotations import ToolHints
+from toolsets.core.context import Caller, ConfirmPolicy, ToolContext
+from toolsets.core.toolset import Toolset
 from toolsets.interop import InteropRunner, runner_for
 from toolsets.interop.shapes import ParsedCall
-from toolsets.toolset import Toolset
 
 pytestmark = pytest.mark.anyio
 

@@ -16,10 +16,10 @@ from mcp import Client
 from pydantic import SecretStr
 
 from tests.support import MODES, error_of, no_wait, server_for, services_for
+from toolsets.infra.store.knowledge import MAX_CHUNK_CHARS, parse_document
+from toolsets.infra.upstream import notion
+from toolsets.infra.upstream.notion import NotionSyncError, sync_notion
 from toolsets.services import Services
-from toolsets.store.knowledge import MAX_CHUNK_CHARS, parse_document
-from toolsets.upstream import notion
-from toolsets.upstream.notion import NotionSyncError, sync_notion
 
 HANDBOOK_ID = "3f2a1b0c9d8e7f6a5b4c3d2e1f0a9be9"
 ONBOARDING_ID = "0123456789abcdef0123456789abcdef"

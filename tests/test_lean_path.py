@@ -15,8 +15,8 @@ from server.lean_path import LeanPath, plain_call
 from server.mcp_server import TruloopMCP
 from server.results import to_mcp_result, to_wire_result
 from tests.support import MODES, server_for, stdio_server_process
-from toolsets.envelope import ToolCancelled, ToolErr, ToolOk
-from toolsets.errors import ErrorCode
+from toolsets.core.envelope import ToolCancelled, ToolErr, ToolOk
+from toolsets.core.errors import ErrorCode
 
 HANDSHAKE_VERSIONS = ("2025-06-18", "2025-11-25")
 

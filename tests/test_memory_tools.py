@@ -17,11 +17,11 @@ from mcp import Client
 from pydantic import SecretStr
 
 from tests.support import MODES, answering, payload, server_for, services_for
+from toolsets.infra.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression
+from toolsets.infra.store.postgres.memories import PgMemories
+from toolsets.infra.upstream.keys import UpstreamKeys
+from toolsets.infra.upstream.supermemory import SupermemoryMemories, container_tag
 from toolsets.services import Services, memory_backend
-from toolsets.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression
-from toolsets.store.postgres.memories import PgMemories
-from toolsets.upstream.keys import UpstreamKeys
-from toolsets.upstream.supermemory import SupermemoryMemories, container_tag
 
 API_KEY = "sm_test_key_never_shown"
 

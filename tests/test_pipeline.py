@@ -10,15 +10,15 @@ from mcp import Client
 
 from tests.sample_toolset import DELETED, sample
 from tests.support import MODES, error_of, server_with
-from toolsets.approval import ApprovalRequiredToolset
-from toolsets.call import ToolCall
-from toolsets.combined import CombinedToolset
-from toolsets.context import Caller, ConfirmPolicy, ToolContext
-from toolsets.dispatch import dispatch
-from toolsets.envelope import ToolCancelled, ToolErr, ToolOk, ToolResult
-from toolsets.errors import ErrorCode, ToolError
-from toolsets.filtered import FilteredToolset
-from toolsets.middleware import CallNext, MiddlewareToolset
+from toolsets.core.call import ToolCall
+from toolsets.core.combined import CombinedToolset
+from toolsets.core.context import Caller, ConfirmPolicy, ToolContext
+from toolsets.core.dispatch import dispatch
+from toolsets.core.envelope import ToolCancelled, ToolErr, ToolOk, ToolResult
+from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.core.filtered import FilteredToolset
+from toolsets.core.middleware import CallNext, MiddlewareToolset
+from toolsets.pipeline.approval import ApprovalRequiredToolset
 
 
 def ctx(policy: ConfirmPolicy = ConfirmPolicy.AUTO) -> ToolContext[None]:

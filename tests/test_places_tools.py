@@ -15,7 +15,7 @@ from pydantic import SecretStr
 
 from tests import support
 from tests.support import MODES, server_for, services_for
-from toolsets.upstream.keys import UpstreamKeys
+from toolsets.infra.upstream.keys import UpstreamKeys
 
 KEY = "test-key-AIzaSyNotARealKey123"
 URL = "https://places.googleapis.com/v1/places:searchText"

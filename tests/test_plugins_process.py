@@ -12,7 +12,7 @@ from mcp import Client
 
 from tests.plugin_files import LIFECYCLE, events, plugin_source, serving, write
 from tests.support import error_of, eventually
-from toolsets.plugins.deployment import plugin_catalog
+from toolsets.extensions.plugins.deployment import plugin_catalog
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from toolsets.upstream.retry import RetryTransport, retrying_client
-from toolsets.upstream.retry_policy import ATTEMPTS, RETRY_SAFE, RetryPolicy, retry_after_seconds
+from toolsets.infra.upstream.retry import RetryTransport, retrying_client
+from toolsets.infra.upstream.retry_policy import ATTEMPTS, RETRY_SAFE, RetryPolicy, retry_after_seconds
 
 URL = "https://api.example.test/v1/things"
 Answer = Callable[[httpx.Request], httpx.Response]

@@ -15,15 +15,15 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.support import MODES, TRULOOP, child_env, error_of, server_for, services_for
+from toolsets.infra.store import knowledge as knowledge_store
+from toolsets.infra.store import memories as memory_store
+from toolsets.infra.store import users as user_store
+from toolsets.infra.store.db import Database
+from toolsets.infra.store.knowledge import KnowledgeIndex
+from toolsets.infra.store.memories import SqliteMemories
+from toolsets.infra.store.users import UserRecord
+from toolsets.infra.text import Analyzer, analyzer, match_expression
 from toolsets.services import Services
-from toolsets.store import knowledge as knowledge_store
-from toolsets.store import memories as memory_store
-from toolsets.store import users as user_store
-from toolsets.store.db import Database
-from toolsets.store.knowledge import KnowledgeIndex
-from toolsets.store.memories import SqliteMemories
-from toolsets.store.users import UserRecord
-from toolsets.text import Analyzer, analyzer, match_expression
 
 POLICY = """# 근무 규정
 

@@ -23,26 +23,26 @@ ROOT = Path(__file__).resolve().parent.parent
 # Modules (and their submodules) that answering initialize must not load.
 NOT_BEFORE_INITIALIZE = (
     "toolsets.profiles",  # composing the profiles loads every toolset
-    "toolsets.canary",
-    "toolsets.approval",
-    "toolsets.audit.middleware",
-    "toolsets.audit.writer",
-    "toolsets.audit.masking",
-    "toolsets.directory",
-    "toolsets.exposure_tools",
-    "toolsets.datetime_tools",
-    "toolsets.event_tools",
-    "toolsets.memory_tools",
-    "toolsets.knowledge_tools",
-    "toolsets.user_tools",
-    "toolsets.relay_tools",
-    "toolsets.workspace",
-    "toolsets.store.db",
-    "toolsets.store.users",
-    "toolsets.tracing",
-    "toolsets.gates",
-    "toolsets.plugins.catalog",
-    "toolsets.plugins.deployment",
+    "toolsets.pipeline.canary",
+    "toolsets.pipeline.approval",
+    "toolsets.pipeline.audit.middleware",
+    "toolsets.pipeline.audit.writer",
+    "toolsets.pipeline.audit.masking",
+    "toolsets.assistant.directory",
+    "toolsets.extensions.exposure.tools",
+    "toolsets.assistant.datetime_tools",
+    "toolsets.assistant.event_tools",
+    "toolsets.assistant.memory_tools",
+    "toolsets.assistant.knowledge_tools",
+    "toolsets.assistant.user_tools",
+    "toolsets.assistant.relay_tools",
+    "toolsets.extensions.workspace",
+    "toolsets.infra.store.db",
+    "toolsets.infra.store.users",
+    "toolsets.pipeline.tracing",
+    "toolsets.pipeline.gates",
+    "toolsets.extensions.plugins.catalog",
+    "toolsets.extensions.plugins.deployment",
     "bridge.jsonrpc",
     "tomllib",
     "sqlite3",
@@ -81,7 +81,9 @@ def test_a_workspace_or_a_tools_folder_loads_what_it_needs_at_start(tmp_path: Pa
     tools = tmp_path / "tools"
     tools.mkdir()
     loaded = loaded_before_answer(["--tools-dir", str(tools), "--workspace", str(tmp_path)], tmp_path)
-    assert "toolsets.plugins.catalog" in loaded and "toolsets.workspace" in loaded  # loaded before serving
+    assert (
+        "toolsets.extensions.plugins.catalog" in loaded and "toolsets.extensions.workspace" in loaded
+    )  # loaded before serving
 
 
 def test_the_builtin_gates_are_built_on_first_use(tmp_path: Path) -> None:
@@ -104,7 +106,7 @@ def test_the_audit_log_is_opened_on_first_use(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_without_a_tools_folder_the_catalog_stays_unconfigured(tmp_path: Path) -> None:
-    from toolsets.plugins.deployment import plugin_catalog
+    from toolsets.extensions.plugins.deployment import plugin_catalog
 
     async with extensions_running(Settings(data_dir=tmp_path, timezone="UTC")):
         assert plugin_catalog.config is None and not plugin_catalog.versions()

@@ -12,12 +12,12 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-import toolsets.store
+import toolsets.infra.store
 from tests.people import PEOPLE, directory
-from toolsets.store.db import Database
-from toolsets.store.errors import Conflict, InvitationMissing, StoreError
-from toolsets.store.events import EventChanges, EventStore, NewEvent
-from toolsets.store.inventory import count_rows
+from toolsets.infra.store.db import Database
+from toolsets.infra.store.errors import Conflict, InvitationMissing, StoreError
+from toolsets.infra.store.events import EventChanges, EventStore, NewEvent
+from toolsets.infra.store.inventory import count_rows
 
 SEOUL = dt.timezone(dt.timedelta(hours=9))
 FIELDS = NewEvent(
@@ -126,9 +126,9 @@ async def test_event_inputs_are_typed_with_aware_times(tmp_path: Path) -> None:
 
 def test_the_store_never_imports_the_tool_layer() -> None:
     """The store raises its own errors and knows no tool, service or upstream client."""
-    above = ("toolsets.errors", "toolsets.validation", "toolsets.services", "toolsets.upstream")
+    above = ("toolsets.core.errors", "toolsets.assistant.validation", "toolsets.services", "toolsets.infra.upstream")
     offenders = []
-    for path in sorted(Path(toolsets.store.__file__).parent.rglob("*.py")):
+    for path in sorted(Path(toolsets.infra.store.__file__).parent.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]

@@ -13,11 +13,11 @@ from pydantic import SecretStr
 
 from tests.people import PEOPLE
 from tests.support import services_for
+from toolsets.infra.store.errors import RateLimited, StoreError, StoreUnavailable
+from toolsets.infra.store.events import NewEvent
+from toolsets.infra.store.inventory import count_rows, migrate_all, versions
+from toolsets.infra.store.postgres.database import PgDatabase
 from toolsets.services import Services
-from toolsets.store.errors import RateLimited, StoreError, StoreUnavailable
-from toolsets.store.events import NewEvent
-from toolsets.store.inventory import count_rows, migrate_all, versions
-from toolsets.store.postgres.database import PgDatabase
 
 SEOUL = dt.timezone(dt.timedelta(hours=9))
 FIELDS = NewEvent(

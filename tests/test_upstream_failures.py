@@ -12,8 +12,8 @@ import pytest
 from pydantic import SecretStr
 
 from tests.support import no_wait
-from toolsets.errors import ErrorCode, ToolError
-from toolsets.upstream.failures import (
+from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.infra.upstream.failures import (
     UpstreamService,
     code_for_status,
     redact,
@@ -21,9 +21,9 @@ from toolsets.upstream.failures import (
     transport_failure,
     unreadable_answer,
 )
-from toolsets.upstream.google_places import PlacesClient
-from toolsets.upstream.notion import sync_notion
-from toolsets.upstream.supermemory import SupermemoryMemories
+from toolsets.infra.upstream.google_places import PlacesClient
+from toolsets.infra.upstream.notion import sync_notion
+from toolsets.infra.upstream.supermemory import SupermemoryMemories
 
 KEY = "secret-key-0123456789"
 SERVICE = UpstreamService(

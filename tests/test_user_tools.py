@@ -9,7 +9,7 @@ from mcp import Client
 
 from tests.people import directory
 from tests.support import MODES, error_of, server_for
-from toolsets.contacts import parse_contact, parse_contact_or_none
+from toolsets.infra.contacts import parse_contact, parse_contact_or_none
 
 pytestmark = pytest.mark.usefixtures("store_backend")  # every test on SQLite, then on PostgreSQL
 

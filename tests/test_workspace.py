@@ -14,7 +14,7 @@ from mcp import Client
 
 from server.app import build_server
 from tests.support import SECRET, answering, child_env, error_of, mcp_client, settings, spawn_http_server, token
-from toolsets.plugins.deployment import workspace_slot
+from toolsets.extensions.plugins.deployment import workspace_slot
 from toolsets.profiles import profile
 
 pytestmark = pytest.mark.anyio

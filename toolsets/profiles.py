@@ -10,19 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 
-from toolsets.approval import ApprovalRequiredToolset
-from toolsets.audit.middleware import audit
-from toolsets.canary.router import canary_route
-from toolsets.combined import CombinedToolset
-from toolsets.deferred import DeviceTools
-from toolsets.filtered import FilteredToolset
-from toolsets.gates import enforce_gates
-from toolsets.middleware import Middleware, MiddlewareToolset
+from toolsets.core.combined import CombinedToolset
+from toolsets.core.deferred import DeviceTools
+from toolsets.core.filtered import FilteredToolset
+from toolsets.core.middleware import Middleware, MiddlewareToolset
+from toolsets.core.toolset import AbstractToolset
+from toolsets.pipeline.approval import ApprovalRequiredToolset
+from toolsets.pipeline.audit.middleware import audit
+from toolsets.pipeline.canary.router import canary_route
+from toolsets.pipeline.gates import enforce_gates
+from toolsets.pipeline.tracing import trace_call
 from toolsets.profile_names import PROFILE_NAMES
-from toolsets.toolset import AbstractToolset
-from toolsets.tracing import trace_call
 
-# Argument middleware, outermost first (see toolsets/middleware.py for the ordering rules).
+# Argument middleware, outermost first (see toolsets/core/middleware.py for the ordering rules).
 # The audit log is first, so it sees every outcome (a no-op when the deployment gives no `Services.audit`).
 MIDDLEWARE: tuple[Middleware, ...] = (canary_route, audit, trace_call, enforce_gates)  # canary: picks the version first
 
@@ -33,19 +33,19 @@ def with_policy(toolset: AbstractToolset) -> AbstractToolset:
 
 @cache
 def profiles() -> Mapping[str, AbstractToolset]:
-    from toolsets.datetime_tools import datetime_toolset
-    from toolsets.event_tools import event_toolset
-    from toolsets.exposure_tools import exposure_toolset
-    from toolsets.guest_tools import guest_toolset
-    from toolsets.interaction_tools import interaction_toolset
-    from toolsets.knowledge_tools import knowledge_toolset
-    from toolsets.memory_tools import memory_toolset
-    from toolsets.permission_tools import permission_toolset
-    from toolsets.places_tools import places_toolset
-    from toolsets.plugins.deployment import plugin_toolset, workspace_slot
-    from toolsets.plugins.tool import offered_to
-    from toolsets.relay_tools import relay_toolset
-    from toolsets.user_tools import user_toolset
+    from toolsets.assistant.datetime_tools import datetime_toolset
+    from toolsets.assistant.event_tools import event_toolset
+    from toolsets.assistant.guest_tools import guest_toolset
+    from toolsets.assistant.interaction_tools import interaction_toolset
+    from toolsets.assistant.knowledge_tools import knowledge_toolset
+    from toolsets.assistant.memory_tools import memory_toolset
+    from toolsets.assistant.permission_tools import permission_toolset
+    from toolsets.assistant.places_tools import places_toolset
+    from toolsets.assistant.relay_tools import relay_toolset
+    from toolsets.assistant.user_tools import user_toolset
+    from toolsets.extensions.exposure.tools import exposure_toolset
+    from toolsets.extensions.plugins.deployment import plugin_toolset, workspace_slot
+    from toolsets.extensions.plugins.tool import offered_to
 
     member = with_policy(
         CombinedToolset(

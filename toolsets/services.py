@@ -16,21 +16,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import SecretStr
 
-from toolsets.upstream.keys import UpstreamKeys
+from toolsets.infra.upstream.keys import UpstreamKeys
 
 if TYPE_CHECKING:
     import httpx
 
-    from toolsets.audit.writer import AuditSink
-    from toolsets.store.db import Database
-    from toolsets.store.events import EventStore
-    from toolsets.store.inbox import Inbox
-    from toolsets.store.knowledge import KnowledgeIndex
-    from toolsets.store.memories import MemoryBackend
-    from toolsets.store.postgres.database import PgDatabase
-    from toolsets.store.users import UserStore
-    from toolsets.upstream.google_places import PlacesClient
-    from toolsets.upstream.retry_policy import Sleep
+    from toolsets.infra.store.db import Database
+    from toolsets.infra.store.events import EventStore
+    from toolsets.infra.store.inbox import Inbox
+    from toolsets.infra.store.knowledge import KnowledgeIndex
+    from toolsets.infra.store.memories import MemoryBackend
+    from toolsets.infra.store.postgres.database import PgDatabase
+    from toolsets.infra.store.users import UserStore
+    from toolsets.infra.upstream.google_places import PlacesClient
+    from toolsets.infra.upstream.retry_policy import Sleep
+    from toolsets.pipeline.audit.writer import AuditSink
 
 
 class DeliveryPort(Protocol):
@@ -53,7 +53,7 @@ class Services:
 
     @cached_property
     def audit(self) -> AuditSink | None:
-        """The audit log's writer (toolsets/audit), opened by `open_audit` when first asked for (a call's audit
+        """The audit log's writer (toolsets/pipeline/audit), opened by `open_audit` when first asked for (a call's audit
         line, a health check), not at start; may also be set directly. None: no audit lines."""
         return self.open_audit() if self.open_audit is not None else None
 
@@ -64,13 +64,13 @@ class Services:
 
     @cached_property
     def db(self) -> Database:
-        from toolsets.store.db import Database
+        from toolsets.infra.store.db import Database
 
         return Database(self.data_dir / "truloop.sqlite3")
 
     @cached_property
     def pg(self) -> PgDatabase:
-        from toolsets.store.postgres.database import PgDatabase
+        from toolsets.infra.store.postgres.database import PgDatabase
 
         if self.database_url is None:
             raise RuntimeError("no database_url: this deployment uses the embedded SQLite store")
@@ -84,30 +84,30 @@ class Services:
     @cached_property
     def users(self) -> UserStore:
         if self.shared_store:
-            from toolsets.store.postgres.users import PgUserStore
+            from toolsets.infra.store.postgres.users import PgUserStore
 
             return PgUserStore(self.pg)
-        from toolsets.store.users import UserStore
+        from toolsets.infra.store.users import UserStore
 
         return UserStore(self.db)
 
     @cached_property
     def events(self) -> EventStore:
         if self.shared_store:
-            from toolsets.store.postgres.events import PgEventStore
+            from toolsets.infra.store.postgres.events import PgEventStore
 
             return PgEventStore(self.pg)
-        from toolsets.store.events import EventStore
+        from toolsets.infra.store.events import EventStore
 
         return EventStore(self.db)
 
     @cached_property
     def inbox(self) -> Inbox:
         if self.shared_store:
-            from toolsets.store.postgres.inbox import PgInbox
+            from toolsets.infra.store.postgres.inbox import PgInbox
 
             return PgInbox(self.pg)
-        from toolsets.store.inbox import Inbox
+        from toolsets.infra.store.inbox import Inbox
 
         return Inbox(self.db)
 
@@ -117,17 +117,17 @@ class Services:
 
     @cached_property
     def knowledge(self) -> KnowledgeIndex:
-        from toolsets.store.knowledge import KnowledgeIndex
+        from toolsets.infra.store.knowledge import KnowledgeIndex
 
         if self.shared_store:
-            from toolsets.store.postgres.knowledge import PgKnowledgeTables
+            from toolsets.infra.store.postgres.knowledge import PgKnowledgeTables
 
             return KnowledgeIndex(PgKnowledgeTables(self.pg), self.docs_dir)
         return KnowledgeIndex(self.db, self.docs_dir)
 
     @cached_property
     def places(self) -> PlacesClient:
-        from toolsets.upstream.google_places import PlacesClient
+        from toolsets.infra.upstream.google_places import PlacesClient
 
         return PlacesClient(self.keys.google_maps, transport=self.http_transport, sleep=self.retry_sleep)
 
@@ -153,13 +153,13 @@ def memory_backend(services: Services) -> MemoryBackend:
     """Supermemory when a SUPERMEMORY_API_KEY is given (not blank), else the embedded store."""
     key = services.keys.supermemory
     if key is not None and key.get_secret_value().strip():
-        from toolsets.upstream.supermemory import SupermemoryMemories
+        from toolsets.infra.upstream.supermemory import SupermemoryMemories
 
         return SupermemoryMemories(key, transport=services.http_transport, sleep=services.retry_sleep)
     if services.shared_store:
-        from toolsets.store.postgres.memories import PgMemories
+        from toolsets.infra.store.postgres.memories import PgMemories
 
         return PgMemories(services.pg)
-    from toolsets.store.memories import SqliteMemories
+    from toolsets.infra.store.memories import SqliteMemories
 
     return SqliteMemories(services.db)

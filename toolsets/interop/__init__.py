@@ -1,7 +1,7 @@
 """Interop: any agent framework's tool calls answered in-process, no MCP in between.
 
 `runner_for(...)` / `InteropRunner` run LangChain/LangGraph, OpenAI Chat Completions, OpenAI Responses and
-Anthropic Messages tool calls through `toolsets.dispatch` and reply in the matching shape;
+Anthropic Messages tool calls through `toolsets.core.dispatch` and reply in the matching shape;
 `truloop-mcp call` (server/call_command.py) is the same over a pipe. `toolsets.interop.langgraph_tools`
 (the `langgraph` extra) makes LangChain tools of a profile; nothing else imports it.
 """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolsets.core.toolset import AbstractToolset
 from toolsets.interop.shapes import Shape
-from toolsets.toolset import AbstractToolset
 
 
 def tool_definitions(toolset: AbstractToolset, shape: Shape | str) -> list[dict[str, Any]]:

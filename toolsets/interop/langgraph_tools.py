@@ -4,7 +4,7 @@
     tools = langchain_tools(services, Caller("alice", timezone="Asia/Seoul"), "member")
     graph = create_react_agent(model, tools, checkpointer=InMemorySaver())
 
-Each tool publishes the MCP tool's description and input schema, runs through `toolsets.dispatch` like an
+Each tool publishes the MCP tool's description and input schema, runs through `toolsets.core.dispatch` like an
 MCP call, and answers a tool call with a `ToolMessage` (`status` "success" or "error", the structured result
 as `artifact`). A deferred tool (confirm_interaction, get_permission_status, get_calendar_events) asks the
 `device` resolver first when one is given; with no device to reach, it calls LangGraph's `interrupt()` with
@@ -29,11 +29,11 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
-from toolsets import safe_json
-from toolsets.context import Caller, ConfirmPolicy, DeferredCall, DeferredResolver
-from toolsets.device_answer import DeviceError, device_answer
-from toolsets.envelope import ToolInputRequired
-from toolsets.errors import ErrorCode, InputRequired, ToolError
+from toolsets.core import safe_json
+from toolsets.core.context import Caller, ConfirmPolicy, DeferredCall, DeferredResolver
+from toolsets.core.device_answer import DeviceError, device_answer
+from toolsets.core.envelope import ToolInputRequired
+from toolsets.core.errors import ErrorCode, InputRequired, ToolError
 from toolsets.interop.replies import reply
 from toolsets.interop.runner import InteropRunner, runner_for
 from toolsets.interop.shapes import Shape, call_from

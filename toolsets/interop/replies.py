@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolsets.envelope import ToolCancelled, ToolErr, ToolOk, ToolResult, text_and_structured
-from toolsets.errors import ErrorCode
+from toolsets.core.envelope import ToolCancelled, ToolErr, ToolOk, ToolResult, text_and_structured
+from toolsets.core.errors import ErrorCode
 from toolsets.interop.shapes import Document, Framing, ParsedCall, Shape, Unrecognized
 
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from toolsets.context import Caller, ConfirmPolicy, DeferredCall, DeferredResolver, RequestInfo, ToolContext
-from toolsets.dispatch import dispatch
-from toolsets.envelope import ToolErr, ToolResult
-from toolsets.errors import ErrorCode, ToolError
+from toolsets.core.context import Caller, ConfirmPolicy, DeferredCall, DeferredResolver, RequestInfo, ToolContext
+from toolsets.core.dispatch import dispatch
+from toolsets.core.envelope import ToolErr, ToolResult
+from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.core.toolset import AbstractToolset
 from toolsets.interop.replies import frame, not_a_call, reply
 from toolsets.interop.shapes import Item, ParsedCall, parse_document
-from toolsets.toolset import AbstractToolset
 
 if TYPE_CHECKING:
     from toolsets.services import Services
@@ -137,7 +137,7 @@ def runner_for(
     `deferred` answers deferred tools (a resolver that reaches the device); without one they reply `no_route`.
     The caller enters the user directory on the first call, as on an MCP server.
     """
-    from toolsets.directory import enter_directory
+    from toolsets.assistant.directory import enter_directory
     from toolsets.profiles import profile as named_profile
 
     who = Caller(user_id=caller) if isinstance(caller, str) else caller

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolsets import safe_json
+from toolsets.core import safe_json
 
 
 class Shape(enum.StrEnum):

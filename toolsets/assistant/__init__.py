@@ -1,0 +1,1 @@
+"""The assistant's toolsets (one module per toolset) and the helpers only they use."""

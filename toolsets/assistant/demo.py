@@ -1,0 +1,103 @@
+"""`--demo`: a small, coherent data set so every tool can be tried at once on an empty store."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from zoneinfo import ZoneInfo
+
+from toolsets.infra.store.events import NewEvent
+from toolsets.infra.store.users import UserRecord
+from toolsets.services import Services
+
+logger = logging.getLogger("truloop.demo")
+
+DOCS = {
+    "Team Handbook 5b1f0c2e9a7d4e3f8c6b2a1d0e9f8a7b.md": """# Team Handbook
+
+## Working hours
+Core hours are 10:00 to 16:00 KST. Meetings are not scheduled on Friday afternoons.
+
+## Expenses
+Team dinners are covered up to 40,000 KRW per person. Submit receipts within 30 days.
+""",
+    "Office Guide 9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f.md": """# Office Guide
+
+## Address
+The office is at 311 Teheran-ro, Gangnam-gu, Seoul, 5th floor.
+
+## Meeting rooms
+Hangang (8 people) and Namsan (4 people) can be booked in the shared calendar.
+""",
+    "onboarding.md": """# Onboarding
+
+## First day
+Pick up your laptop from Junho and join the #truloop-team channel.
+
+## Accounts
+Ask Minji for access to the calendar and the knowledge base.
+""",
+}
+
+
+def demo_users(you: str) -> list[UserRecord]:
+    return [
+        UserRecord(id=you, username=you, display_name="Alex Demo", phone="010-1000-0001",
+                   email=f"{you}@demo.truloop.app", groups=["truloop-team"]),
+        UserRecord(id="minji", username="minji", display_name="Kim Minji", phone="010-2000-0002",
+                   email="minji@demo.truloop.app", groups=["truloop-team"]),
+        UserRecord(id="junho", username="junho", display_name="Lee Junho", phone="010-3000-0003",
+                   email="junho@demo.truloop.app", groups=["truloop-team"]),
+        UserRecord(id="sora", username="sora", display_name="Park Sora", phone="+1 415 555 0104",
+                   email="sora@demo.truloop.app", groups=["design"]),
+        UserRecord(id="guest-hana", username="hana", display_name="Choi Hana (guest)", role="guest",
+                   email="hana@example.com"),
+    ]  # fmt: skip
+
+
+async def seed_demo(services: Services, you: str, timezone: str) -> bool:
+    """Seed users, events, docs and memories if the user directory is empty; True when it seeded."""
+    users = services.users
+    if not await users.is_empty():
+        here = services.data_dir
+        logger.warning(
+            "--demo: the store in %s already has data, so no demo data was added; "
+            "use a separate folder: truloop-mcp --demo --data-dir %s-demo",
+            here,
+            here,
+        )
+        return False
+    await users.import_users(demo_users(you))
+    zone = ZoneInfo(timezone)
+    week = dt.datetime.now(zone).replace(hour=19, minute=0, second=0, microsecond=0) + dt.timedelta(days=14)
+    await services.events.create(
+        you,
+        NewEvent(
+            title="Team dinner",
+            start=week,
+            end=week + dt.timedelta(days=4, hours=2),
+            timezone=timezone,
+            location="Gangnam, Seoul",
+            description="Pick the evenings you can make; we book the most popular one.",
+            availability_deadline=week - dt.timedelta(days=3),
+        ),
+        ["minji", "junho", "guest-hana"],
+    )
+    review = (dt.datetime.now(zone) + dt.timedelta(days=2)).replace(hour=10, minute=0, second=0, microsecond=0)
+    await services.events.create(
+        "minji",
+        NewEvent(title="Design review", start=review, end=review + dt.timedelta(hours=1), timezone=timezone,
+                 location="Namsan room"),
+        [you, "sora"],
+    )  # fmt: skip
+    docs = services.docs_dir
+    docs.mkdir(parents=True, exist_ok=True)
+    for name, text in DOCS.items():
+        path = docs / name
+        if not path.exists():
+            path.write_text(text, encoding="utf-8")
+    memories = services.memories
+    await memories.save(you, "I prefer Korean food for team dinners, and no meetings before 10 am.", ["preferences"])
+    await memories.save(you, "Minji is the calendar admin.", ["people"])
+    logger.warning("demo data seeded: users %s, 2 events, %d docs in %s", you, len(DOCS), docs)
+    return True

@@ -1,0 +1,145 @@
+"""What a tool receives: who is calling, what the deployment provides (`deps`), and the ports.
+
+`ToolContext[Deps]` is generic over the deployment's dependencies (the role pydantic-ai's
+`RunContext[Deps]` plays): the product's tools take `ToolContext[Services]`. Ports are protocols
+the front end fills (the MCP server, a test); the toolsets never know which front is calling.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from toolsets.core.roles import Role
+
+if TYPE_CHECKING:
+    from toolsets.core.conversation import Conversation
+    from toolsets.core.tool import Tool
+    from toolsets.core.toolset import AbstractToolset
+    from toolsets.pipeline.gates.spec import GateSet
+
+DepsT = TypeVar("DepsT")
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    user_id: str
+    role: Role = "member"
+    timezone: str = "UTC"
+    claims: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    """Where a call came from, for logs and audit: never used to decide what a caller may do."""
+
+    request_id: str | None = None
+    session_id: str | None = None  # the MCP session (handshake era); None on 2026-07-28 and in-process
+    transport: str = "in-process"  # stdio | http | sse | in-process | cli
+    protocol_version: str | None = None
+    profile: str | None = None
+
+
+class ConfirmPolicy(enum.StrEnum):
+    """How destructive tools are confirmed (`--confirm`)."""
+
+    AUTO = "auto"  # ask when the client can be asked, else rely on the host's own approval
+    STRICT = "strict"  # ask; when nobody can be asked, cancel
+    OFF = "off"  # never ask
+
+
+class Decision(enum.StrEnum):
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    CANCELLED = "cancelled"
+    UNAVAILABLE = "unavailable"  # there is no way to ask this client
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmRequest:
+    tool_name: str
+    arguments: Mapping[str, Any]
+    message: str
+    key: str  # names this question (tool and arguments), so an answer is never reused for another
+
+
+class Confirmer(Protocol):
+    """Asks the human behind the client to confirm; may raise `InputRequired`."""
+
+    async def confirm(self, request: ConfirmRequest) -> Decision: ...
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredCall:
+    """A call of a deferred tool, for the user's side to answer (see `Tool.device`)."""
+
+    tool: Tool
+    arguments: Mapping[str, Any]
+    notification_message: str | None
+    caller: Caller
+
+    @property
+    def tool_name(self) -> str:
+        return self.tool.name
+
+
+class DeferredResolver(Protocol):
+    """Gets the answer to a deferred call from the user's side (device, elicitation, ...).
+
+    Returns the tool's result value, or raises `ToolError` / `InputRequired`.
+    """
+
+    async def resolve(self, call: DeferredCall) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ComposeRequest:
+    """Write the notification a recipient sees for a relayed message."""
+
+    sender_name: str
+    recipient_name: str
+    message: str
+    recipient_timezone: str
+    tools: AbstractToolset  # the notification-safe toolset the composing agent may use
+
+
+class Composer(Protocol):
+    """Composes notification text with a model (e.g. the client's, through MCP sampling); None = cannot."""
+
+    async def compose(self, request: ComposeRequest, ctx: ToolContext[Any]) -> str | None: ...
+
+
+class ProgressReporter(Protocol):
+    async def __call__(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
+
+
+async def _no_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class ToolContext(Generic[DepsT]):
+    caller: Caller
+    deps: DepsT
+    request: RequestInfo = field(default_factory=RequestInfo)
+    confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO
+    confirmer: Confirmer | None = None
+    deferred: DeferredResolver | None = None
+    report_progress: ProgressReporter = _no_progress
+    composer: Composer | None = None
+    gates: GateSet | None = None  # the deployment's gates (toolsets/pipeline/gates); None: no gates
+    conversation: Conversation | None = None  # what this conversation did so far (gates, exposure)
+    # The user's MCP host shows each call of this context before it runs (false for a nested run).
+    host_approves: bool = True
+
+
+def nested_context(ctx: ToolContext[DepsT]) -> ToolContext[DepsT]:
+    """The context of calls a model makes inside a tool call (the relay's composing model).
+
+    Same caller, deps, confirmation policy, confirmer and deferred resolver as the outer call; no
+    composer (no composing inside composing), no progress of its own, and no host approval: the host
+    only ever saw the outer call.
+    """
+    return replace(ctx, composer=None, report_progress=_no_progress, host_approves=False)

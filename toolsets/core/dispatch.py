@@ -1,0 +1,58 @@
+"""The one entry every call takes, from any front (seed 002: `ToolDispatcher.dispatch`).
+
+lookup -> argument validation -> the toolset's `call_tool` (the wrappers a profile composed:
+middleware, confirmation, ... down to the tool) -> envelope. `dispatch` never raises
+(cancellation of the surrounding task still propagates, as it must).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from toolsets.core.call import ToolCall, settle
+from toolsets.core.context import ToolContext
+from toolsets.core.envelope import ToolErr, ToolResult
+from toolsets.core.errors import ErrorCode, ToolInputError
+from toolsets.core.problems import problems
+from toolsets.core.refusals import refused
+from toolsets.core.tool import Tool
+from toolsets.core.toolset import AbstractToolset
+
+logger = logging.getLogger("truloop.dispatch")
+
+
+async def dispatch(toolset: AbstractToolset, name: str, raw_args: Any, ctx: ToolContext[Any]) -> ToolResult:
+    tool = toolset.get(name)
+    if tool is None:
+        logger.warning("unknown tool %r requested by %s", name, ctx.caller.user_id)
+        available = ", ".join(sorted(toolset.names())) or "none"
+        unknown = ToolErr(ErrorCode.UNKNOWN_TOOL, f"Unknown tool '{name}'. Tools available to you: {available}.")
+        return refused(name, raw_args, ctx, unknown)
+    arguments = _validate(tool, raw_args)
+    if isinstance(arguments, ToolErr):
+        return refused(name, raw_args, ctx, arguments)
+    return await settle(name, toolset.call_tool(ToolCall(tool, arguments, ctx)))
+
+
+def _validate(tool: Tool, raw_args: Any) -> BaseModel | ToolErr:
+    if raw_args is None:
+        raw_args = {}
+    if not isinstance(raw_args, Mapping):
+        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: arguments must be a JSON object.")
+    ignored = tool.unknown_keys(raw_args)
+    if ignored:
+        logger.info("tool %r: ignored unknown argument keys %s", tool.name, ignored)
+    try:
+        return tool.parse_arguments(raw_args)
+    except ToolInputError as exc:
+        logger.info("tool %r rejected arguments: %s", tool.name, exc.message)
+        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: {exc.message}.")
+    except ValidationError as exc:
+        found = problems(exc)
+        logger.info("tool %r rejected arguments: %s", tool.name, [field for field, _ in found])
+        described = "; ".join(f"{field}: {message}" for field, message in found)
+        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: {described}.")

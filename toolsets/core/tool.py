@@ -1,0 +1,110 @@
+"""One published tool: a typed async function, its hints, and schemas built on first use.
+
+A tool's docstring is its description, each parameter carries a `Field(description=...)`, and it
+returns a pydantic model. A first parameter annotated `ToolContext` (or `ToolContext[Deps]`)
+receives the caller's context and is not part of the published schema.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, get_origin, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from toolsets.core.annotations import ToolHints
+from toolsets.core.context import ToolContext
+
+if TYPE_CHECKING:
+    from toolsets.core.deferred import DeviceMethod
+
+ToolFunction = Callable[..., Awaitable[BaseModel]]
+
+
+def _is_context(annotation: Any) -> bool:
+    return annotation is ToolContext or get_origin(annotation) is ToolContext
+
+
+class Tool:
+    __slots__ = ("__dict__", "device", "function", "hints", "name", "toolset")
+
+    def __init__(
+        self, function: ToolFunction, *, name: str, toolset: str, hints: ToolHints, device: DeviceMethod | None = None
+    ) -> None:
+        if not inspect.iscoroutinefunction(function):
+            raise TypeError(f"tool {name!r} must be an async function")
+        if not (function.__doc__ or "").strip():
+            raise TypeError(f"tool {name!r} needs a docstring: the model reads it to decide when to call the tool")
+        self.name = name
+        self.toolset = toolset
+        self.function = function
+        self.hints = hints
+        self.device = device  # set: the tool runs on the user's device, through this JSON-RPC method
+
+    @property
+    def deferred(self) -> bool:
+        return self.device is not None
+
+    @cached_property
+    def description(self) -> str:
+        return inspect.cleandoc(self.function.__doc__ or "")
+
+    @cached_property
+    def _signature(self) -> tuple[bool, dict[str, tuple[Any, Any]], type[BaseModel]]:
+        hints = get_type_hints(self.function, include_extras=True)
+        takes_ctx = False
+        fields: dict[str, tuple[Any, Any]] = {}
+        for index, param in enumerate(inspect.signature(self.function).parameters.values()):
+            annotation = hints.get(param.name, Any)
+            if index == 0 and _is_context(annotation):
+                takes_ctx = True
+                continue
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (annotation, default)
+        result = hints.get("return")
+        if not (isinstance(result, type) and issubclass(result, BaseModel)):
+            raise TypeError(f"tool {self.name!r} must declare a pydantic model as its return type")
+        return takes_ctx, fields, result
+
+    @cached_property
+    def args_model(self) -> type[BaseModel]:
+        _, fields, _ = self._signature
+        model = create_model(  # type: ignore[call-overload]
+            f"{self.name}_arguments", __config__=ConfigDict(extra="ignore"), **fields
+        )
+        for field_name, info in model.model_fields.items():
+            if not info.description:
+                raise TypeError(f"parameter {field_name!r} of tool {self.name!r} needs Field(description=...)")
+        return model
+
+    @property
+    def result_model(self) -> type[BaseModel]:
+        return self._signature[2]
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+    @cached_property
+    def output_schema(self) -> dict[str, Any]:
+        return self.result_model.model_json_schema()
+
+    def unknown_keys(self, raw: Mapping[str, Any]) -> list[str]:
+        known = self.args_model.model_fields
+        return sorted(key for key in raw if key not in known)
+
+    def parse_arguments(self, raw: Mapping[str, Any]) -> BaseModel:
+        """The validated arguments; raises pydantic's ValidationError, or ToolInputError saying what is wrong
+        (a tool whose schema is not a pydantic model, such as a plugin's JSON Schema, validates its own way)."""
+        return self.args_model.model_validate(raw)
+
+    async def run(self, ctx: ToolContext[Any], arguments: BaseModel) -> BaseModel:
+        """Call the function itself (no policy, no deferral): the innermost step of a call."""
+        kwargs = {name: getattr(arguments, name) for name in type(arguments).model_fields}
+        if self._signature[0]:
+            return await self.function(ctx, **kwargs)
+        return await self.function(**kwargs)

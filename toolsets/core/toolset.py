@@ -1,0 +1,85 @@
+"""Toolsets: small objects that hold tools; wrappers (toolsets/core/wrapper.py and its kin) compose them.
+
+A toolset answers two questions: which tools does it publish (`tools()`), and how is a call to one of
+them carried out (`call_tool`). A `Toolset` is a leaf: `@toolset.tool(hints=...)` registers functions,
+and its `call_tool` runs the function (a deferred tool's answer comes from the context's resolver).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from toolsets.core.annotations import ToolHints
+from toolsets.core.call import ToolCall, settle
+from toolsets.core.deferred import DeviceMethod, resolve_deferred
+from toolsets.core.envelope import ToolOk, ToolResult
+from toolsets.core.errors import CallDeferred
+from toolsets.core.tool import Tool, ToolFunction
+
+
+class AbstractToolset:
+    """A named, read-only mapping of tool name -> Tool, and the way a call to one of them runs."""
+
+    name: str
+
+    def tools(self) -> Mapping[str, Tool]:
+        raise NotImplementedError
+
+    async def call_tool(self, call: ToolCall) -> ToolResult:
+        raise NotImplementedError
+
+    def revision(self) -> int:
+        """Grows whenever `tools()` may have changed (plugins reloaded); 0 forever for a fixed toolset."""
+        return 0
+
+    def get(self, tool_name: str) -> Tool | None:
+        return self.tools().get(tool_name)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self.tools().values())
+
+    def __len__(self) -> int:
+        return len(self.tools())
+
+    def names(self) -> list[str]:
+        return list(self.tools())
+
+
+class Toolset(AbstractToolset):
+    """A toolset created at module level; `@toolset.tool(hints=...)` registers a function."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._tools: dict[str, Tool] = {}
+
+    def tools(self) -> Mapping[str, Tool]:
+        return self._tools
+
+    def tool(
+        self, *, hints: ToolHints, name: str | None = None, device: DeviceMethod | None = None
+    ) -> Callable[[ToolFunction], ToolFunction]:
+        """Register a tool; `device` declares that it runs on the user's device, through that method."""
+
+        def register(function: ToolFunction) -> ToolFunction:
+            tool_name = name or function.__name__
+            if tool_name in self._tools:
+                raise ValueError(f"tool {tool_name!r} is already registered in toolset {self.name!r}")
+            self._tools[tool_name] = Tool(function, name=tool_name, toolset=self.name, hints=hints, device=device)
+            return function
+
+        return register
+
+    async def call_tool(self, call: ToolCall) -> ToolResult:
+        return await settle(call.tool.name, _run(call))
+
+
+async def _run(call: ToolCall) -> ToolResult:
+    tool = call.tool
+    try:
+        result: Any = await tool.run(call.ctx, call.arguments)
+    except CallDeferred as deferred:
+        result = await resolve_deferred(call.tool, call.arguments, deferred, call.ctx)
+    if not isinstance(result, tool.result_model):
+        result = tool.result_model.model_validate(result)
+    return ToolOk(result)

@@ -1,0 +1,27 @@
+"""`WrapperToolset`: the base of every policy wrapper; it passes everything through to `wrapped`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from toolsets.core.call import ToolCall
+from toolsets.core.envelope import ToolResult
+from toolsets.core.tool import Tool
+from toolsets.core.toolset import AbstractToolset
+
+
+class WrapperToolset(AbstractToolset):
+    """Override `tools` to change what is published, `call_tool` to change how a call runs."""
+
+    def __init__(self, wrapped: AbstractToolset, *, name: str | None = None) -> None:
+        self.wrapped = wrapped
+        self.name = name or wrapped.name
+
+    def tools(self) -> Mapping[str, Tool]:
+        return self.wrapped.tools()
+
+    def revision(self) -> int:
+        return self.wrapped.revision()
+
+    async def call_tool(self, call: ToolCall) -> ToolResult:
+        return await self.wrapped.call_tool(call)

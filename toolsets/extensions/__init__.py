@@ -1,0 +1,1 @@
+"""What a deployment adds to the profiles: plugins, the workspace, progressive exposure."""

@@ -1,0 +1,1 @@
+"""Progressive tool exposure: the loader tools and tool search."""

@@ -1,0 +1,134 @@
+"""`--plugin-isolation inprocess` (the default): a plugin's code runs in the server's process.
+
+Sync code runs on worker threads (a plugin-only pool, so a slow plugin never takes the threads the
+stores use); async code runs on the version's own loop (plugin_loop.py). Either way the server's event
+loop is never blocked, and a call past its timeout is abandoned at once (its thread finishes, or not, in
+the background; the overrun is logged when it does).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from toolsets.extensions.plugins.context import PluginContext, ProgressSink, plugin_logger
+from toolsets.extensions.plugins.module import PluginModule, fitted, forget
+from toolsets.extensions.plugins.plugin_loop import PluginLoop, is_async
+from toolsets.extensions.plugins.runner import CallInfo, PluginLoadError
+
+logger = logging.getLogger("truloop.plugins")
+
+_threads: anyio.CapacityLimiter | None = None
+PLUGIN_THREADS = 32
+
+
+def plugin_threads() -> anyio.CapacityLimiter:
+    global _threads
+    if _threads is None:
+        _threads = anyio.CapacityLimiter(PLUGIN_THREADS)
+    return _threads
+
+
+class InProcessRunner:
+    def __init__(self, loaded: PluginModule, *, tool_name: str, version: str, data_dir: Path) -> None:
+        self._loaded = loaded
+        self._tool_name = tool_name
+        self._version = version
+        self._data_dir = data_dir
+        self._run: Callable[..., Any] | None = loaded.run
+        self._instance: Any = None
+        self._loop: PluginLoop | None = None
+
+    def _context(self, info: CallInfo | None = None, progress: ProgressSink | None = None) -> PluginContext:
+        extra: dict[str, Any] = {} if progress is None else {"_progress": progress}
+        info = info or CallInfo()
+        return PluginContext(
+            tool_name=self._tool_name,
+            version=self._version,
+            data_dir=self._data_dir,
+            logger=plugin_logger(self._tool_name),
+            caller_id=info.caller_id,
+            role=info.role,
+            request_id=info.request_id,
+            **extra,
+        )
+
+    async def start(self) -> None:
+        create = self._loaded.create
+        if create is None:
+            return
+        try:
+            self._instance = await self._invoke(create, self._context())
+        except Exception as exc:
+            raise PluginLoadError(f"create(context) raised {type(exc).__name__}: {exc}") from None
+        run = getattr(self._instance, "run", None)
+        if not callable(run):
+            await self.stop()
+            raise PluginLoadError("create(context) returned an object without a run(input_data, context) method")
+        self._run = run
+
+    async def call(self, input_data: dict[str, Any], info: CallInfo, progress: ProgressSink) -> Any:
+        assert self._run is not None  # module.py guarantees run or create; start() guarantees the object's run
+        return await self._invoke(self._run, input_data, self._context(info, progress))
+
+    async def stop(self) -> None:
+        try:
+            close = getattr(self._instance, "close", None) if self._instance is not None else None
+            if callable(close):
+                await self._invoke(close)
+        finally:
+            self._instance = None
+            if self._loop is not None:
+                self._loop.stop()
+            forget(self._loaded.name)
+
+    async def _invoke(self, function: Callable[..., Any], *args: Any) -> Any:
+        args = fitted(function, *args)
+        started = time.monotonic()
+        abandoned = False
+
+        def overran() -> None:
+            if abandoned:
+                logger.warning(
+                    "plugin %s (version %s): a call abandoned at its timeout ended %.1f s after it started",
+                    self._tool_name,
+                    self._version,
+                    time.monotonic() - started,
+                )
+
+        def in_thread() -> Any:
+            try:
+                return function(*args)
+            finally:
+                overran()
+
+        async def on_loop() -> Any:
+            try:
+                return await function(*args)
+            finally:
+                overran()
+
+        try:
+            if is_async(function):
+                return await self._plugin_loop().run(on_loop())
+            result = await anyio.to_thread.run_sync(
+                partial(in_thread), abandon_on_cancel=True, limiter=plugin_threads()
+            )
+            if hasattr(result, "__await__"):  # a sync function that returned an awaitable
+                return await self._plugin_loop().run(result)
+            return result
+        except anyio.get_cancelled_exc_class():
+            abandoned = True
+            raise
+
+    def _plugin_loop(self) -> PluginLoop:
+        if self._loop is None:
+            self._loop = PluginLoop(self._tool_name)
+        return self._loop

@@ -1,0 +1,259 @@
+"""`--plugin-isolation process`: each plugin version runs in a supervised worker process (worker.py).
+
+A plugin that crashes (segfault, `os._exit`), leaks or hangs cannot take the server with it: a crash
+fails the calls then in flight with `handler_error`, a call past its timeout returns `timeout` and its
+worker is killed (a hung call never ends otherwise), and the next call starts a fresh worker (which
+runs `create` again). The price is a process per version (~20 MB, ~0.1 s to start) and a pipe hop per
+call (see the README's plugin benchmark).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from toolsets.extensions.plugins.context import ProgressSink
+from toolsets.extensions.plugins.runner import CallInfo, PluginLoadError
+from toolsets.extensions.plugins.source import PluginSource
+
+logger = logging.getLogger("truloop.plugins")
+
+Spawn = Callable[..., Any]  # a task group's start_soon: the worker's reader lives as long as the catalog
+BOOT_SECONDS = 30.0
+CLOSE_SECONDS = 5.0
+MAX_LINE = 64 * 1024 * 1024
+
+
+class PluginWorkerCrashed(Exception):  # noqa: N818 - the name the model sees ("internal error (PluginWorkerCrashed)")
+    """The worker process ended while this call was running in it."""
+
+
+def _remote_error(type_name: str, trace: str) -> Exception:
+    """An exception named like the plugin's own (the model sees only the name); the worker's trace goes to the log."""
+    safe = type_name if type_name.isidentifier() else "PluginError"
+    return type(safe, (Exception,), {"__module__": "plugin"})(f"raised in the worker process:\n{trace}")
+
+
+@dataclass(eq=False)
+class _Reply:
+    progress: ProgressSink | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    message: dict[str, Any] | None = None
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: Process
+    calls: dict[int, _Reply] = field(default_factory=dict)
+    control: _Reply | None = None
+    exit_code: int | None = None
+    send_lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        assert self.process.stdin is not None
+        try:
+            async with self.send_lock:
+                await self.process.stdin.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise PluginWorkerCrashed(f"the worker process is gone (exit code {self.process.returncode})") from None
+
+    async def ask(self, message: dict[str, Any], seconds: float) -> dict[str, Any]:
+        """A control request (load, create, close) and its one answer."""
+        reply = self.control = _Reply()
+        await self.send(message)
+        with anyio.fail_after(seconds):
+            await reply.done.wait()
+        if reply.message is None:
+            raise PluginWorkerCrashed(f"the worker process exited (code {self.exit_code})")
+        return reply.message
+
+    def ended(self, code: int | None) -> None:
+        self.exit_code = code
+        for reply in [*self.calls.values(), *([self.control] if self.control else [])]:
+            reply.done.set()
+
+
+class ProcessRunner:
+    def __init__(self, source: PluginSource, module: str, spawn: Spawn) -> None:
+        self._source = source
+        self._module = module
+        self._spawn = spawn
+        self._header: dict[str, Any] | None = None  # name, version, data_dir: known once the spec is read
+        self._worker: _Worker | None = None
+        self._boot_lock = anyio.Lock()
+        self._ids = itertools.count(1)
+        self._stopping = False
+        self.starts = 0  # workers started for this version (1 unless one crashed or hung)
+
+    @property
+    def label(self) -> str:
+        return (self._header or {}).get("name") or self._source.path.name
+
+    async def load(self) -> dict[str, Any]:
+        """Start a worker and import the version there; its raw TOOL_SPEC."""
+        worker = await self._launch()
+        answer = await self._ask(worker, self._load_request())
+        if answer.get("op") != "loaded":
+            await self._terminate(worker)
+            raise PluginLoadError(str(answer.get("message") or "the worker could not load the file"))
+        return dict(answer["spec"])
+
+    def identify(self, name: str, data_dir: Path) -> None:
+        """The tool's name and data folder, known once its spec was read, for the plugin's context."""
+        self._header = {"name": name, "version": self._source.version, "data_dir": str(data_dir)}
+
+    async def start(self) -> None:
+        worker = self._worker
+        if worker is None:
+            raise PluginLoadError("the worker process exited before create(context)")
+        answer = await self._ask(worker, self._create_request())
+        if answer.get("op") != "created":
+            await self._terminate(worker)
+            raise PluginLoadError(str(answer.get("message") or "create(context) failed in the worker"))
+
+    async def call(self, input_data: dict[str, Any], info: CallInfo, progress: ProgressSink) -> Any:
+        worker = await self._ready()
+        call_id = next(self._ids)
+        reply = worker.calls[call_id] = _Reply(progress)
+        info_data = {"caller_id": info.caller_id, "role": info.role, "request_id": info.request_id}
+        try:
+            await worker.send({"op": "call", "id": call_id, "input": input_data, "info": info_data})
+            await reply.done.wait()
+        except anyio.get_cancelled_exc_class():
+            # past its timeout (or withdrawn): a hung call would hold the worker forever, so it goes
+            logger.warning(
+                "plugin %s: killing its worker (pid %s) after a call that did not finish",
+                self.label,
+                worker.process.pid,
+            )
+            self._kill(worker)
+            raise
+        finally:
+            worker.calls.pop(call_id, None)
+        answer = reply.message
+        if answer is None:
+            raise PluginWorkerCrashed(f"the worker process exited (code {worker.exit_code}) during the call")
+        if answer["op"] == "error":
+            raise _remote_error(str(answer.get("type")), str(answer.get("message")))
+        return answer.get("value")
+
+    async def stop(self) -> None:
+        self._stopping = True
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            await self._terminate(worker)
+
+    # -- the worker's life -------------------------------------------------------------------------------------
+
+    async def _ready(self) -> _Worker:
+        async with self._boot_lock:
+            if self._worker is not None:
+                return self._worker
+            if self._stopping:
+                raise PluginWorkerCrashed("the plugin version was retired")
+            logger.warning("plugin %s: starting a new worker process", self.label)
+            worker = await self._launch()
+            answer = await self._ask(worker, self._load_request())
+            if answer.get("op") == "loaded":
+                answer = await self._ask(worker, self._create_request())
+            if answer.get("op") != "created":
+                await self._terminate(worker)
+                raise PluginWorkerCrashed(f"the restarted worker failed: {answer.get('message')}")
+            return worker
+
+    def _load_request(self) -> dict[str, Any]:
+        """What a worker is first sent (at load, and again by each restarted worker): import this version."""
+        return {"op": "load", "path": str(self._source.path), "source": self._source.text, "module": self._module}
+
+    def _create_request(self) -> dict[str, Any]:
+        return {"op": "create", **(self._header or {})}
+
+    async def _launch(self) -> _Worker:
+        process = await anyio.open_process(
+            [sys.executable, "-m", "toolsets.extensions.plugins.worker"], stdin=-1, stdout=-1, stderr=None
+        )
+        worker = self._worker = _Worker(process)
+        self.starts += 1
+        self._spawn(self._read, worker)
+        return worker
+
+    async def _ask(self, worker: _Worker, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await worker.ask(message, BOOT_SECONDS)
+        except TimeoutError:
+            self._kill(worker)
+            raise PluginLoadError(f"the worker did not answer {message['op']!r} within {BOOT_SECONDS:g} s") from None
+        except PluginWorkerCrashed as exc:
+            raise PluginLoadError(str(exc)) from None
+
+    async def _read(self, worker: _Worker) -> None:
+        assert worker.process.stdout is not None
+        stream = BufferedByteReceiveStream(worker.process.stdout)
+        try:
+            while True:
+                line = await stream.receive_until(b"\n", MAX_LINE)
+                self._route(worker, json.loads(line))
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        except (anyio.DelimiterNotFound, ValueError):
+            logger.error("plugin %s: the worker wrote a malformed line; killing it", self.label)
+            self._kill(worker)
+        finally:
+            with anyio.CancelScope(shield=True):
+                code = await worker.process.wait()
+            if self._worker is worker:
+                self._worker = None
+            if not self._stopping and code != 0:
+                logger.warning(
+                    "plugin %s: worker process exited with code %s; the next call starts another", self.label, code
+                )
+            worker.ended(code)
+
+    def _route(self, worker: _Worker, message: dict[str, Any]) -> None:
+        op = message.get("op")
+        if op in ("progress", "result", "error") and message.get("id") is not None:
+            reply = worker.calls.get(message["id"])
+            if reply is None:
+                return  # a call that timed out, answered late
+            if op == "progress":
+                if reply.progress is not None:
+                    reply.progress(float(message.get("progress") or 0), message.get("total"), message.get("message"))
+                return
+            reply.message = message
+            reply.done.set()
+        elif worker.control is not None:
+            worker.control.message = message
+            worker.control.done.set()
+
+    async def _terminate(self, worker: _Worker) -> None:
+        if worker.exit_code is None and worker.process.returncode is None:
+            try:
+                with anyio.move_on_after(CLOSE_SECONDS):
+                    await worker.ask({"op": "close"}, CLOSE_SECONDS)
+            except (PluginWorkerCrashed, TimeoutError):
+                pass
+        self._kill(worker)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
+            await worker.process.wait()
+        if self._worker is worker:
+            self._worker = None
+
+    def _kill(self, worker: _Worker) -> None:
+        """Kill it, and make sure no new call is sent to it (the next call starts another)."""
+        if self._worker is worker:
+            self._worker = None
+        if worker.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                worker.process.kill()

@@ -1,0 +1,32 @@
+"""What a version needs from whatever runs its code (in this process, or in a supervised worker)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolsets.extensions.plugins.context import ProgressSink
+
+
+class PluginLoadError(Exception):
+    """A version could not be loaded or started; the message says why (reported, never published)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallInfo:
+    """Who is calling, as the plugin's context shows it."""
+
+    caller_id: str | None = None
+    role: str | None = None
+    request_id: str | None = None
+
+
+class PluginRunner(Protocol):
+    async def start(self) -> None:
+        """Call `create(context)` when the plugin has one. Raises PluginLoadError."""
+
+    async def call(self, input_data: dict[str, Any], info: CallInfo, progress: ProgressSink) -> Any:
+        """The plugin's `run` result; an exception raised by the plugin propagates (a handler_error)."""
+
+    async def stop(self) -> None:
+        """Call `close()` when the object has one, and release what the runner holds."""

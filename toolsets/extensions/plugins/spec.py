@@ -1,0 +1,118 @@
+"""`TOOL_SPEC`, checked when a version is loaded: a version whose spec is invalid is never published.
+
+TOOL_SPEC = {
+    "name": "echo_text",                     # required; letters, digits, _ . - (at most 64)
+    "description": "What it does, for the model.",            # required
+    "input_schema": {"type": "object", "properties": {...}},  # required; a JSON Schema of an object
+    "output_schema": {"type": "object", ...},  # optional: results must match it (structured output)
+    "annotations": {"readOnlyHint": True},   # optional MCP hints; the ones left out are false
+    "version": "1.2.0",                      # optional label; the version that counts is the content hash
+    "profiles": ["member"],                  # optional: member, notification-safe, guest (default member)
+    "timeout_s": 30,                         # optional: seconds a call may take (default 30, at most 600)
+}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from toolsets.core.annotations import ToolHints
+from toolsets.core.problems import describe
+from toolsets.profile_names import ProfileName
+
+DEFAULT_TIMEOUT_S = 30.0
+MAX_TIMEOUT_S = 600.0
+HINTS = {
+    "readOnlyHint": "read_only",
+    "destructiveHint": "destructive",
+    "idempotentHint": "idempotent",
+    "openWorldHint": "open_world",
+}
+
+
+class PluginSpecError(ValueError):
+    """The spec is not acceptable; the message names the key and what it expects."""
+
+
+class PluginSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+    description: str = Field(min_length=1, max_length=10_000)
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] = Field(default_factory=dict)
+    version: str | None = Field(default=None, max_length=100)
+    profiles: tuple[ProfileName, ...] = ("member",)
+    timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+
+    @field_validator("description")
+    @classmethod
+    def _said_something(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must say what the tool does (the model reads it)")
+        return value.strip()
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _label(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+    @field_validator("input_schema", "output_schema")
+    @classmethod
+    def _object_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            check_object_schema(value)
+        return value
+
+    @field_validator("annotations")
+    @classmethod
+    def _known_hints(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - set(HINTS) - {"title"})
+        if unknown:
+            raise ValueError(f"unknown keys {unknown}; the MCP hints are {', '.join(HINTS)}")
+        for key in HINTS:
+            if key in value and not isinstance(value[key], bool):
+                raise ValueError(f"{key} must be true or false")
+        if value.get("readOnlyHint") and value.get("destructiveHint"):
+            raise ValueError("a read-only tool cannot be destructive")
+        return value
+
+    @field_validator("profiles", mode="before")
+    @classmethod
+    def _some_profiles(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple) and not value:
+            raise ValueError("name at least one profile: member, notification-safe or guest")
+        return tuple(dict.fromkeys(value)) if isinstance(value, list | tuple) else value
+
+    @property
+    def hints(self) -> ToolHints:
+        return ToolHints(**{field: self.annotations[key] for key, field in HINTS.items() if key in self.annotations})
+
+
+def check_object_schema(schema: Mapping[str, Any]) -> None:
+    """A valid JSON Schema (its own `$schema` dialect, else 2020-12) describing an object, as MCP requires."""
+    from jsonschema import SchemaError, validators
+
+    if schema.get("type") != "object":
+        raise ValueError('must be a JSON Schema of an object: {"type": "object", "properties": {...}}')
+    try:
+        validators.validator_for(schema, default=validators.Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(part) for part in exc.path) or "the schema"
+        raise ValueError(f"is not a valid JSON Schema ({where}: {exc.message})") from None
+
+
+def parse_spec(raw: Mapping[str, Any]) -> PluginSpec:
+    try:
+        return PluginSpec.model_validate(dict(raw))
+    except ValidationError as exc:
+        described = describe(exc, whole="TOOL_SPEC", limit=5)
+        if any(error["type"] == "extra_forbidden" for error in exc.errors()):
+            described += f" (TOOL_SPEC keys: {', '.join(PluginSpec.model_fields)})"
+        raise PluginSpecError(f"invalid TOOL_SPEC: {described}") from None

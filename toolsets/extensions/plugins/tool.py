@@ -1,0 +1,124 @@
+"""Plugins: tools the operator added as Python files in the tools folder (`--tools-dir`).
+
+`PluginTool` is a `Tool` whose schema is the plugin's JSON Schema rather than a typed function: its
+arguments are validated against `input_schema`, its result against `output_schema` when one is given,
+and a call runs on the version the tool was published from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, RootModel
+
+from toolsets.core.context import ToolContext
+from toolsets.core.errors import ErrorCode, ToolError, ToolInputError
+from toolsets.core.tool import Tool
+from toolsets.pipeline.audit.notes import Route
+
+if TYPE_CHECKING:
+    from toolsets.extensions.plugins.version import PluginVersion
+
+PLUGINS_TOOLSET = "plugins"
+MAX_PROBLEMS = 5
+
+
+class PluginArguments(BaseModel):
+    """A plugin's arguments, already checked against its JSON Schema (kept as given)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class PluginResult(RootModel[dict[str, Any]]):
+    """A plugin's result: its object, or `{"result": value}` for anything that is not an object."""
+
+
+class PluginTool(Tool):
+    def __init__(self, version: PluginVersion) -> None:  # no super(): there is no typed function to inspect
+        self.version = version
+        self.name = version.spec.name
+        self.toolset = PLUGINS_TOOLSET
+        self.hints = version.spec.hints
+        self.device = None
+        self.function = self.run  # what a typed tool's function is to it (its module documents the toolset)
+
+    @property  # type: ignore[override]
+    def description(self) -> str:
+        return self.version.spec.description
+
+    @property  # type: ignore[override]
+    def input_schema(self) -> dict[str, Any]:
+        return self.version.spec.input_schema
+
+    @property  # type: ignore[override]
+    def output_schema(self) -> dict[str, Any] | None:  # type: ignore[override]
+        return self.version.spec.output_schema
+
+    @property  # type: ignore[override]
+    def args_model(self) -> type[BaseModel]:
+        return PluginArguments
+
+    @property
+    def result_model(self) -> type[BaseModel]:
+        return PluginResult
+
+    @property
+    def profiles(self) -> tuple[str, ...]:
+        return self.version.spec.profiles
+
+    def unknown_keys(self, raw: Mapping[str, Any]) -> list[str]:
+        """Keys the schema forbids (`additionalProperties: false`): ignored, as for every tool."""
+        schema = self.input_schema
+        if schema.get("additionalProperties", True) is not False:
+            return []
+        known = schema.get("properties") or {}
+        return sorted(key for key in raw if key not in known)
+
+    def parse_arguments(self, raw: Mapping[str, Any]) -> BaseModel:
+        ignored = set(self.unknown_keys(raw))
+        arguments = {key: value for key, value in raw.items() if key not in ignored}
+        errors = sorted(self.version.input_validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if errors:
+            raise ToolInputError(_described(errors))
+        return PluginArguments.model_validate(arguments)
+
+    async def run(
+        self, ctx: ToolContext[Any], arguments: BaseModel, version: PluginVersion | None = None, route: Route = "stable"
+    ) -> BaseModel:
+        """Run on `version` (the canary router's choice; this tool's own version by default)."""
+        from toolsets.extensions.plugins.version import json_value
+
+        version = version or self.version
+        value = json_value(await version.call(arguments.model_dump(), ctx, route), self.name)
+        validator = version.output_validator
+        if validator is not None:
+            errors = list(validator.iter_errors(value))
+            if errors:
+                raise ToolError(
+                    f"The tool {self.name} returned a result that does not match its output_schema "
+                    f"({_described(errors)}); the plugin needs fixing.",
+                    code=ErrorCode.HANDLER_ERROR,
+                )
+        return PluginResult(value if isinstance(value, dict) else {"result": value})
+
+
+def is_plugin(tool: Tool) -> bool:
+    return isinstance(tool, PluginTool)
+
+
+def offered_to(tool: Tool, profile: str) -> bool:
+    """A plugin asks for its profiles; notification-safe is a part of member, so it implies member."""
+    if not isinstance(tool, PluginTool):
+        return False
+    if profile == "member":
+        return "member" in tool.profiles or "notification-safe" in tool.profiles
+    return profile in tool.profiles
+
+
+def _described(errors: list[Any]) -> str:
+    parts = []
+    for error in errors[:MAX_PROBLEMS]:
+        where = ".".join(str(part) for part in error.absolute_path) or "arguments"
+        parts.append(f"{where}: {error.message[:300]}")
+    return "; ".join(parts)

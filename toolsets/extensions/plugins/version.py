@@ -1,0 +1,204 @@
+"""One loaded version of one plugin file: its spec, its runner, and the calls running on it.
+
+A call holds the version it started with, so a reload never changes the code under a running call.
+A retired version (its file changed, went away, or the server stops) is closed once its last call
+ends: `close()` runs exactly once per version, never under a running call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any
+
+import anyio
+
+from toolsets.core.context import ToolContext
+from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.extensions.plugins.runner import CallInfo, PluginRunner
+from toolsets.extensions.plugins.source import PluginSource
+from toolsets.extensions.plugins.spec import PluginSpec
+from toolsets.pipeline.audit.notes import Route, note_version
+
+logger = logging.getLogger("truloop.plugins")
+
+START_SECONDS = 30.0  # create(context) may take this long
+CLOSE_SECONDS = 10.0
+PROGRESS_SECONDS = 2.0  # one progress notification may wait this long for the client
+
+
+class PluginVersion:
+    def __init__(self, spec: PluginSpec, source: PluginSource, runner: PluginRunner) -> None:
+        self.spec = spec
+        self.source = source
+        self.runner = runner
+        self.loaded_at = time.time()
+        self._active = 0
+        self._retired = False
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def version(self) -> str:
+        return self.source.version
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def active_calls(self) -> int:
+        return self._active
+
+    @cached_property
+    def tool(self) -> Any:
+        from toolsets.extensions.plugins.tool import PluginTool
+
+        return PluginTool(self)
+
+    @cached_property
+    def input_validator(self) -> Any:
+        return _validator(self.spec.input_schema)
+
+    @cached_property
+    def output_validator(self) -> Any:
+        return None if self.spec.output_schema is None else _validator(self.spec.output_schema)
+
+    async def start(self) -> None:
+        with anyio.fail_after(START_SECONDS):
+            await self.runner.start()
+
+    async def call(self, arguments: Mapping[str, Any], ctx: ToolContext[Any], route: Route = "stable") -> Any:
+        """The plugin's result for these (validated) arguments, on this version whatever is reloaded meanwhile;
+        `route` is how the canary router chose it (for the audit line)."""
+        if self._closed:
+            raise ToolError(
+                f"The tool {self.name} was replaced or removed while this call waited; call it again.",
+                retryable=True,
+            )
+        note_version(self.version, route)
+        self._active += 1
+        try:
+            return await self._run(dict(arguments), ctx)
+        finally:
+            self._active -= 1
+            if self._retired and not self._active:
+                await self._close()
+
+    async def retire(self) -> None:
+        """No new calls will find this version; close it now, or when its last call ends."""
+        self._retired = True
+        if not self._active:
+            await self._close()
+
+    async def _run(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Any:
+        info = CallInfo(ctx.caller.user_id, ctx.caller.role, ctx.request.request_id)
+        send, receive = anyio.create_memory_object_stream[tuple[float, float | None, str | None]](math.inf)
+        progress = _thread_safe_sink(send)
+        timeout = self.spec.timeout_s
+        started = time.monotonic()
+        value: Any = None
+        failure: Exception | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_forward_progress, receive, ctx)
+            try:
+                with anyio.move_on_after(timeout) as deadline:
+                    value = await self.runner.call(arguments, info, progress)
+            except Exception as exc:  # raised here rather than through the task group (which would wrap it)
+                failure = exc
+            finally:
+                send.close()
+        if failure is not None:
+            raise failure
+        if deadline.cancelled_caught:
+            logger.warning(
+                "plugin %s (version %s) did not finish within its timeout_s=%g; the call returned timeout",
+                self.name,
+                self.version,
+                timeout,
+            )
+            raise ToolError(
+                f"The tool {self.name} did not finish within {timeout:g} s and was stopped waiting for; "
+                "its result is unknown. Tell the user it timed out rather than calling it again at once.",
+                code=ErrorCode.TIMEOUT,
+                retryable=False,
+            )
+        logger.debug("plugin %s answered in %.1f ms", self.name, (time.monotonic() - started) * 1000)
+        return value
+
+    async def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS) as scope:
+            try:
+                await self.runner.stop()
+            except Exception as exc:
+                logger.warning(
+                    "plugin %s (version %s): close() raised %s: %s", self.name, self.version, type(exc).__name__, exc
+                )
+        if scope.cancelled_caught:
+            logger.warning(
+                "plugin %s (version %s): close() took longer than %g s", self.name, self.version, CLOSE_SECONDS
+            )
+
+    def __repr__(self) -> str:
+        return f"<PluginVersion {self.name}@{self.version} {self.source.path.name}>"
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    from jsonschema import validators
+
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def _thread_safe_sink(send: Any) -> Any:
+    """`report_progress` may be called from the plugin's threads or loop: hop onto this loop to queue it."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    home = threading.get_ident()
+
+    def put(item: tuple[float, float | None, str | None]) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            send.send_nowait(item)  # reported after the call ended: nobody is listening any more
+
+    def sink(progress: float, total: float | None, message: str | None) -> None:
+        item = (progress, total, None if message is None else str(message)[:1000])
+        if threading.get_ident() == home:
+            put(item)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(put, item)
+
+    return sink
+
+
+async def _forward_progress(receive: Any, ctx: ToolContext[Any]) -> None:
+    async with receive:
+        async for progress, total, message in receive:
+            with anyio.move_on_after(PROGRESS_SECONDS):
+                try:
+                    await ctx.report_progress(progress, total, message)
+                except Exception:
+                    logger.debug("progress notification not sent", exc_info=True)
+
+
+def json_value(value: Any, name: str) -> Any:
+    """The plugin's result as plain JSON data, or a handler_error saying why not."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ToolError(
+            f"The tool {name} returned a result that is not JSON data ({exc}); the plugin needs fixing.",
+            code=ErrorCode.HANDLER_ERROR,
+        ) from None

@@ -1,0 +1,158 @@
+"""The worker process of `--plugin-isolation process`: one plugin version, driven over its stdin/stdout.
+
+    python -m toolsets.extensions.plugins.worker
+
+One JSON object a line each way. In: `load` {path, source, module}, `create` {name, version, data_dir}, `call`
+{id, input, info}, `close`. Out: `loaded` {spec}, `created`, `progress` {id, ...}, `result` {id, value},
+`error` {id, type, message}, `failed` {message}, `closed`. The plugin's own stdout goes to stderr (the
+pipe is the protocol), and the worker ends when its input ends (the server is gone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from toolsets.extensions.plugins.context import PluginContext, plugin_logger
+from toolsets.extensions.plugins.module import PluginImportError, PluginModule, fitted, import_plugin
+from toolsets.extensions.plugins.plugin_loop import is_async
+
+
+class Worker:
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+        self._write_lock = threading.Lock()
+        self._loaded: PluginModule | None = None
+        self._run: Any = None
+        self._instance: Any = None
+        self._threads = ThreadPoolExecutor(max_workers=32, thread_name_prefix="plugin")
+        self._header: dict[str, Any] = {}
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            line = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            line = json.dumps({"op": "error", "id": message.get("id"), "type": type(exc).__name__, "message": str(exc)})
+        with self._write_lock:
+            self._out.write(line.encode() + b"\n")
+            self._out.flush()
+
+    def context(self, info: dict[str, Any] | None = None, call_id: int | None = None) -> PluginContext:
+        header = self._header
+        extra: dict[str, Any] = {}
+        if call_id is not None:
+
+            def progress(value: float, total: float | None, message: str | None) -> None:
+                self.send({"op": "progress", "id": call_id, "progress": value, "total": total, "message": message})
+
+            extra["_progress"] = progress
+        info = info or {}
+        return PluginContext(
+            tool_name=header["name"],
+            version=header["version"],
+            data_dir=Path(header["data_dir"]),
+            logger=plugin_logger(header["name"]),
+            caller_id=info.get("caller_id"),
+            role=info.get("role"),
+            request_id=info.get("request_id"),
+            **extra,
+        )
+
+    async def invoke(self, function: Any, *args: Any) -> Any:
+        args = fitted(function, *args)
+        if is_async(function):
+            return await function(*args)
+        result = await asyncio.get_running_loop().run_in_executor(self._threads, lambda: function(*args))
+        if hasattr(result, "__await__"):
+            return await result
+        return result
+
+    async def handle(self, message: dict[str, Any]) -> None:
+        op = message.get("op")
+        if op == "load":
+            try:
+                self._loaded = import_plugin(message["source"], Path(message["path"]), message["module"])
+                json.dumps(self._loaded.raw_spec, allow_nan=False)
+            except PluginImportError as exc:
+                return self.send({"op": "failed", "message": str(exc)})
+            except (TypeError, ValueError) as exc:
+                return self.send({"op": "failed", "message": f"TOOL_SPEC is not plain JSON data: {exc}"})
+            self._run = self._loaded.run
+            return self.send({"op": "loaded", "spec": self._loaded.raw_spec})
+        if op == "create":
+            assert self._loaded is not None
+            self._header = {key: message[key] for key in ("name", "version", "data_dir")}
+            if self._loaded.create is not None:
+                try:
+                    self._instance = await self.invoke(self._loaded.create, self.context())
+                except Exception as exc:
+                    return self.send({"op": "failed", "message": f"create(context) raised {type(exc).__name__}: {exc}"})
+                self._run = getattr(self._instance, "run", None)
+                if not callable(self._run):
+                    message_text = "create(context) returned an object without a run(input_data, context) method"
+                    return self.send({"op": "failed", "message": message_text})
+            return self.send({"op": "created"})
+        if op == "call":
+            call_id = message["id"]
+            try:
+                value = await self.invoke(
+                    self._run, message.get("input") or {}, self.context(message.get("info"), call_id)
+                )
+            except Exception as exc:
+                trace = traceback.format_exc(limit=20)
+                return self.send({"op": "error", "id": call_id, "type": type(exc).__name__, "message": trace})
+            return self.send({"op": "result", "id": call_id, "value": value})
+        if op == "close":
+            close = getattr(self._instance, "close", None)
+            if callable(close):
+                try:
+                    await self.invoke(close)
+                except Exception as exc:
+                    plugin_logger(self._header.get("name", "?")).warning(
+                        "close() raised %s: %s", type(exc).__name__, exc
+                    )
+            self.send({"op": "closed"})
+            os._exit(0)
+        return None
+
+
+def _read_lines(source: BinaryIO, loop: asyncio.AbstractEventLoop, worker: Worker) -> None:
+    running: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to its tasks
+
+    def start(message: dict[str, Any]) -> None:
+        task = loop.create_task(worker.handle(message))
+        running.add(task)
+        task.add_done_callback(running.discard)
+
+    for line in iter(source.readline, b""):
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        loop.call_soon_threadsafe(start, message)
+    os._exit(0)  # the server closed our input: it is gone or done with us; hung plugin threads go too
+
+
+def main() -> None:
+    protocol_in = os.fdopen(os.dup(0), "rb")
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a plugin's print() goes to stderr, never into the protocol
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdout = sys.stderr
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    worker = Worker(protocol_out)
+    threading.Thread(target=_read_lines, args=(protocol_in, loop, worker), daemon=True).start()
+    loop.run_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""The opt-in workspace toolset (`--workspace DIR`): files and a shell confined to one folder (seed 003)."""
+
+from toolsets.extensions.workspace.tools import WORKSPACE_TOOLSET, workspace_toolset
+
+__all__ = ["WORKSPACE_TOOLSET", "workspace_toolset"]

@@ -1,0 +1,258 @@
+"""Long-term memories per user: the backend protocol and its embedded SQLite + FTS5 implementation.
+
+Every read and write is scoped to one user id; asking about another user's memory id looks
+exactly like asking about an id that never existed.
+
+Search terms come from the shared analyzer (`toolsets.infra.text`) and are stored beside the text (the
+same term strings a server database would keep). The FTS5 index (split on spaces only) holds them
+scoped to their owner: each term is prefixed with a key derived from the user id, so a search reads
+only the caller's postings and BM25 (including its document counts) runs over the caller's
+memories alone: the cost follows one user's memories, not the whole store. Rows analyzed by an older
+analyzer are re-analyzed on first use, in batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from toolsets.infra.clock import now_iso
+from toolsets.infra.store.db import Database
+from toolsets.infra.text import Analyzer, analyzer
+from toolsets.infra.text import match_expression as fts_match
+
+logger = logging.getLogger("truloop.memory")
+
+REANALYZE_BATCH = 2000
+
+
+class MemoryRecord(BaseModel):
+    id: str = Field(description="The memory's id; pass it to forget_memory to delete the memory")
+    content: str = Field(description="What was remembered, as saved")
+    tags: list[str] = Field(default_factory=list, description="Labels given when the memory was saved")
+    created_at: str = Field(description="When the memory was saved, ISO 8601 with UTC offset")
+
+
+class MemoryHit(BaseModel):
+    record: MemoryRecord = Field(description="The matching memory")
+    score: float = Field(
+        description="Relevance to the query; higher is more relevant (only comparable within one search)"
+    )
+
+
+class MemoryBackend(Protocol):
+    async def save(self, user_id: str, content: str, tags: list[str]) -> MemoryRecord: ...
+
+    async def search(self, user_id: str, query: str, limit: int) -> list[MemoryHit]:
+        """The user's memories that match `query`, most relevant first."""
+        ...
+
+    async def forget(self, user_id: str, memory_id: str) -> bool:
+        """True when the user's memory was deleted; False when the user has no memory with that id."""
+        ...
+
+
+def match_expression(user_id: str, query: str, text: Analyzer | None = None) -> str | None:
+    """The MATCH expression of one user's search, safe for any user text: each term quoted and scoped to
+    that user's postings, any term may match; None when the query has no term."""
+    return fts_match((text or analyzer()).query_terms(query), prefix=owner_key(user_id))
+
+
+def owner_key(user_id: str) -> str:
+    """The prefix of a user's terms in the FTS index (letters and digits only, fixed length). Two users
+    sharing one (a hash collision) would only share statistics: results are always filtered by user id."""
+    return "u" + hashlib.blake2b(user_id.encode(), digest_size=6).hexdigest()
+
+
+def _scoped(key: str, terms: str) -> str:
+    return " ".join(key + term for term in terms.split())
+
+
+def _index(conn: sqlite3.Connection, seq: int, user_id: str, content_terms: str, tags_terms: str) -> None:
+    key = owner_key(user_id)
+    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+    conn.execute(
+        "INSERT INTO memories_fts(rowid, content, tags) VALUES (?, ?, ?)",
+        (seq, _scoped(key, content_terms), _scoped(key, tags_terms)),
+    )
+
+
+def _terms(text: Analyzer, content: str, tags: list[str]) -> tuple[str, str]:
+    return text.term_string(content), text.term_string(" ".join(tags))
+
+
+MIGRATIONS = [
+    """
+    CREATE TABLE memories (
+        seq INTEGER PRIMARY KEY,  -- stable rowid for the FTS index (VACUUM may renumber implicit rowids)
+        id TEXT NOT NULL UNIQUE,
+        user_id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',  -- JSON array; indexed as text, so tag words are searchable
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX memories_by_user ON memories(user_id, created_at);
+    CREATE VIRTUAL TABLE memories_fts USING fts5(
+        content, tags, content='memories', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+    END;
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.seq, old.content, old.tags);
+    END;
+    CREATE TRIGGER memories_fts_update AFTER UPDATE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.seq, old.content, old.tags);
+        INSERT INTO memories_fts(rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+    END;
+    """,
+    # 2: terms from the app's analyzer, kept in the row; the FTS table (split on spaces only) indexes
+    # them scoped to their owner and is written by the store (insert_memory / re-analysis). Existing
+    # rows get their terms on first use (analyzer '' is stale).
+    """
+    DROP TRIGGER memories_fts_insert;
+    DROP TRIGGER memories_fts_delete;
+    DROP TRIGGER memories_fts_update;
+    DROP TABLE memories_fts;
+    ALTER TABLE memories ADD COLUMN content_terms TEXT NOT NULL DEFAULT '';
+    ALTER TABLE memories ADD COLUMN tags_terms TEXT NOT NULL DEFAULT '';
+    ALTER TABLE memories ADD COLUMN analyzer TEXT NOT NULL DEFAULT '';
+    CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE VIRTUAL TABLE memories_fts USING fts5(content, tags, tokenize = 'ascii');
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memories_fts WHERE rowid = old.seq;
+    END;
+    """,
+]
+
+# Column weights for bm25(): a word in the text counts more than the same word in a tag.
+_CONTENT_WEIGHT, _TAGS_WEIGHT = 1.0, 0.5
+
+
+def insert_memory(conn: sqlite3.Connection, user_id: str, record: MemoryRecord, text: Analyzer | None = None) -> None:
+    """One memory row with its terms, indexed in the same transaction."""
+    text = text or analyzer()
+    content_terms, tags_terms = _terms(text, record.content, record.tags)
+    cursor = conn.execute(
+        "INSERT INTO memories(id, user_id, content, tags, created_at, content_terms, tags_terms, analyzer) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.id,
+            user_id,
+            record.content,
+            json.dumps(record.tags, ensure_ascii=False),
+            record.created_at,
+            content_terms,
+            tags_terms,
+            text.id,
+        ),
+    )
+    _index(conn, int(cursor.lastrowid or 0), user_id, content_terms, tags_terms)
+
+
+def _reanalyze_batch(conn: sqlite3.Connection, text: Analyzer, limit: int) -> int:
+    """Give up to `limit` rows analyzed by another analyzer the current terms; how many were updated."""
+    rows = conn.execute(
+        "SELECT seq, user_id, content, tags FROM memories WHERE analyzer != ? LIMIT ?", (text.id, limit)
+    ).fetchall()
+    for row in rows:
+        content_terms, tags_terms = _terms(text, row["content"], json.loads(row["tags"]))
+        conn.execute(
+            "UPDATE memories SET content_terms = ?, tags_terms = ?, analyzer = ? WHERE seq = ?",
+            (content_terms, tags_terms, text.id, row["seq"]),
+        )
+        _index(conn, row["seq"], row["user_id"], content_terms, tags_terms)
+    return len(rows)
+
+
+def _record(row: sqlite3.Row | Mapping[str, Any]) -> MemoryRecord:
+    return MemoryRecord(
+        id=row["id"], content=row["content"], tags=json.loads(row["tags"]), created_at=row["created_at"]
+    )
+
+
+class SqliteMemories:
+    """Memories in the embedded store, ranked with FTS5's BM25."""
+
+    def __init__(self, db: Database, text: Analyzer | None = None) -> None:
+        self.db = db
+        self.analyzer = text or analyzer()
+        self._current = False  # every row carries this analyzer's terms
+
+    async def _ready(self) -> None:
+        await self.db.ensure_schema("memory", MIGRATIONS)
+        if not self._current:
+            await self._reanalyze()
+            self._current = True
+
+    async def _reanalyze(self) -> None:
+        version = self.analyzer.id
+        row = await self.db.read(
+            lambda conn: conn.execute("SELECT value FROM memory_meta WHERE key = 'analyzer'").fetchone()
+        )
+        if row is not None and row[0] == version:
+            return
+        started, total = time.monotonic(), 0
+        while True:
+            done = await self.db.write(lambda conn: _reanalyze_batch(conn, self.analyzer, REANALYZE_BATCH))
+            total += done
+            if done < REANALYZE_BATCH:
+                break
+        await self.db.write(
+            lambda conn: conn.execute(
+                "INSERT INTO memory_meta(key, value) VALUES('analyzer', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (version,),
+            )
+        )
+        if total:
+            logger.info("re-analyzed %d memories for analyzer %s in %.2f s", total, version, time.monotonic() - started)
+
+    async def save(self, user_id: str, content: str, tags: list[str]) -> MemoryRecord:
+        await self._ready()
+        record = MemoryRecord(id=f"mem_{uuid.uuid4().hex}", content=content, tags=list(tags), created_at=now_iso())
+        await self.db.write(lambda conn: insert_memory(conn, user_id, record, self.analyzer))
+        return record
+
+    async def search(self, user_id: str, query: str, limit: int) -> list[MemoryHit]:
+        expression = match_expression(user_id, query, self.analyzer)  # only the caller's postings are read
+        if expression is None:
+            return []
+        await self._ready()
+
+        def run(conn: sqlite3.Connection) -> list[MemoryHit]:
+            rows = conn.execute(
+                "SELECT m.id, m.content, m.tags, m.created_at, bm25(memories_fts, ?, ?) AS rank "
+                "FROM memories_fts JOIN memories AS m ON m.seq = memories_fts.rowid "
+                "WHERE memories_fts MATCH ? AND m.user_id = ? "
+                "ORDER BY rank, m.seq DESC LIMIT ?",
+                (_CONTENT_WEIGHT, _TAGS_WEIGHT, expression, user_id, limit),
+            ).fetchall()
+            # bm25() is lower-is-better and negative; publish higher-is-better.
+            return [MemoryHit(record=_record(row), score=-row["rank"]) for row in rows]
+
+        return await self.db.read(run)
+
+    async def forget(self, user_id: str, memory_id: str) -> bool:
+        await self._ready()
+
+        def run(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute("DELETE FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id))
+            return cursor.rowcount > 0
+
+        return await self.db.write(run)
+
+    async def count(self, user_id: str) -> int:
+        await self._ready()
+        row = await self.db.read(
+            lambda conn: conn.execute("SELECT count(*) FROM memories WHERE user_id = ?", (user_id,)).fetchone()
+        )
+        return int(row[0])

@@ -1,0 +1,386 @@
+"""The user directory: ids, usernames, display names, contacts, groups and roles.
+
+Group names are compared in one canonical form (`canonical_key`: NFKC + casefold), stored beside
+the name as given, so the permission check and the lookup can never disagree. Names are searchable
+through the shared analyzer (`toolsets.infra.text`) plus Latin spellings of Korean names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from toolsets.core.roles import Role
+from toolsets.infra.clock import now_iso
+from toolsets.infra.contacts import DEFAULT_COUNTRY_CODE, normalize_email, normalize_phone, parse_contact_or_none
+from toolsets.infra.store.db import Database
+from toolsets.infra.store.errors import Conflict
+from toolsets.infra.text import analyzer, canonical_key, match_expression, strip_invisible
+from toolsets.infra.text.romanize import name_spellings
+
+MIGRATIONS = [
+    """
+    CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        username TEXT UNIQUE COLLATE NOCASE,
+        display_name TEXT,
+        phone TEXT,
+        email TEXT,
+        role TEXT NOT NULL DEFAULT 'member' CHECK (role IN ('member', 'guest')),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX users_phone ON users(phone);
+    CREATE INDEX users_email ON users(email);
+    CREATE TABLE user_groups (
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        group_name TEXT NOT NULL COLLATE NOCASE,
+        PRIMARY KEY (user_id, group_name)
+    );
+    CREATE INDEX user_groups_group ON user_groups(group_name);
+    """,
+]
+
+
+def _migrate_canonical_groups_and_name_index(conn: sqlite3.Connection) -> None:
+    """2: group names keyed by their canonical form (existing rows converted; two spellings of one
+    name for the same user become one row), and a name index built from the app's analyzer terms."""
+    conn.execute(
+        "CREATE TABLE user_groups_v2 (user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, "
+        "group_name TEXT NOT NULL, group_key TEXT NOT NULL, PRIMARY KEY (user_id, group_key))"
+    )
+    rows = conn.execute("SELECT user_id, group_name FROM user_groups ORDER BY user_id, group_name").fetchall()
+    conn.executemany(
+        "INSERT OR IGNORE INTO user_groups_v2(user_id, group_name, group_key) VALUES(?, ?, ?)",
+        [(user_id, name, canonical_key(name)) for user_id, name in rows if canonical_key(name)],
+    )
+    conn.execute("DROP TABLE user_groups")
+    conn.execute("ALTER TABLE user_groups_v2 RENAME TO user_groups")
+    conn.execute("CREATE INDEX user_groups_by_key ON user_groups(group_key)")
+    for statement in (
+        "CREATE TABLE user_terms (seq INTEGER PRIMARY KEY, "
+        "user_id TEXT NOT NULL UNIQUE REFERENCES users(id) ON DELETE CASCADE, "
+        "terms TEXT NOT NULL, analyzer TEXT NOT NULL)",
+        "CREATE VIRTUAL TABLE users_fts USING fts5(terms, content='user_terms', content_rowid='seq', tokenize='ascii')",
+        "CREATE TRIGGER user_terms_insert AFTER INSERT ON user_terms BEGIN "
+        "INSERT INTO users_fts(rowid, terms) VALUES (new.seq, new.terms); END",
+        "CREATE TRIGGER user_terms_delete AFTER DELETE ON user_terms BEGIN "
+        "INSERT INTO users_fts(users_fts, rowid, terms) VALUES ('delete', old.seq, old.terms); END",
+        "CREATE TRIGGER user_terms_update AFTER UPDATE ON user_terms BEGIN "
+        "INSERT INTO users_fts(users_fts, rowid, terms) VALUES ('delete', old.seq, old.terms); "
+        "INSERT INTO users_fts(rowid, terms) VALUES (new.seq, new.terms); END",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS.append(_migrate_canonical_groups_and_name_index)
+
+
+def name_terms(username: str | None, display_name: str | None) -> str:
+    """What a user is found by: the analyzer's terms of their username and name, and Latin spellings
+    of a Korean name."""
+    text = analyzer()
+    parts = [text.term_string(username or ""), text.term_string(display_name or "")]
+    parts.extend(text.term_string(spelling) for spelling in name_spellings(display_name or ""))
+    return " ".join(part for part in parts if part)
+
+
+def _index_names(conn: sqlite3.Connection, user_ids: Iterable[str]) -> None:
+    version = analyzer().id
+    for user_id in user_ids:
+        row = conn.execute("SELECT username, display_name FROM users WHERE id = ?", (user_id,)).fetchone()
+        if row is None:
+            continue
+        conn.execute(
+            "INSERT INTO user_terms(user_id, terms, analyzer) VALUES(?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET "
+            "terms = excluded.terms, analyzer = excluded.analyzer",
+            (user_id, name_terms(row["username"], row["display_name"]), version),
+        )
+
+
+class UserRecord(BaseModel):
+    id: str = Field(min_length=1, max_length=200)
+    username: str | None = Field(default=None, max_length=100)
+    display_name: str | None = Field(default=None, max_length=200)
+    phone: str | None = None
+    email: str | None = None
+    groups: list[str] = Field(default_factory=list)
+    role: Role = "member"
+
+    @field_validator("username")
+    @classmethod
+    def _username(cls, value: str | None) -> str | None:
+        value = (value or "").strip().lstrip("@")
+        return value or None
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _groups(cls, value: Any) -> list[str]:
+        """Group names as given, one per canonical form (`Team` and `TEAM` are one group)."""
+        if value is None or value == "":
+            return []
+        if isinstance(value, str):
+            value = value.split(";")
+        names: dict[str, str] = {}
+        for group in value:
+            name = strip_invisible(str(group))
+            if name:
+                names.setdefault(canonical_key(name), name)
+        return sorted(names.values())
+
+
+class UserStore:
+    def __init__(self, db: Database, *, default_country_code: str = DEFAULT_COUNTRY_CODE) -> None:
+        self.db = db
+        self.country = default_country_code
+        self._names_current = False
+
+    async def _ready(self) -> None:
+        await self.db.ensure_schema("users", MIGRATIONS)
+        if not self._names_current:  # users entered before the name index, or under another analyzer
+            await self.db.write(_reindex_names)
+            self._names_current = True
+
+    def _clean(self, user: UserRecord) -> UserRecord:
+        """Contacts in their normal form; one that cannot be read is dropped rather than stored unusable."""
+        phone = email = None
+        if user.phone:
+            with contextlib.suppress(ValueError):
+                phone = normalize_phone(user.phone, self.country)
+        if user.email:
+            with contextlib.suppress(ValueError):
+                email = normalize_email(user.email)
+        return user.model_copy(update={"phone": phone, "email": email})
+
+    def _upsert(self, conn: sqlite3.Connection, user: UserRecord, *, keep_existing: bool) -> None:
+        now = now_iso()
+        if keep_existing:  # first authenticated use: fill gaps, never overwrite what an operator imported
+            conn.execute(
+                "INSERT INTO users(id, username, display_name, phone, email, role, created_at, updated_at) "
+                "VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "username = COALESCE(users.username, excluded.username), "
+                "display_name = COALESCE(users.display_name, excluded.display_name), "
+                "phone = COALESCE(users.phone, excluded.phone), email = COALESCE(users.email, excluded.email), "
+                "role = excluded.role, updated_at = excluded.updated_at",
+                (user.id, user.username, user.display_name, user.phone, user.email, user.role, now, now),
+            )
+            return
+        conn.execute(
+            "INSERT INTO users(id, username, display_name, phone, email, role, created_at, updated_at) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET username = excluded.username, "
+            "display_name = excluded.display_name, phone = excluded.phone, email = excluded.email, "
+            "role = excluded.role, updated_at = excluded.updated_at",
+            (user.id, user.username, user.display_name, user.phone, user.email, user.role, now, now),
+        )
+        conn.execute("DELETE FROM user_groups WHERE user_id = ?", (user.id,))
+        conn.executemany(
+            "INSERT INTO user_groups(user_id, group_name, group_key) VALUES(?, ?, ?)",
+            [(user.id, g, canonical_key(g)) for g in user.groups],
+        )
+
+    def _importer(self, users: Iterable[UserRecord]) -> Callable[[sqlite3.Connection], int]:
+        cleaned = [self._clean(user) for user in users]
+
+        def apply(conn: sqlite3.Connection) -> int:
+            for user in cleaned:
+                self._upsert(conn, user, keep_existing=False)
+            _index_names(conn, [user.id for user in cleaned])
+            return len(cleaned)
+
+        return apply
+
+    async def import_users(self, users: Iterable[UserRecord]) -> int:
+        """Insert or replace users (all of them, or none if one conflicts: `Conflict`)."""
+        await self._ready()
+        with _conflict_on_integrity_error():
+            return await self.db.write(self._importer(users))
+
+    def import_users_sync(self, users: Iterable[UserRecord]) -> int:
+        """The same, for the command line (no event loop)."""
+        self.db.ensure_schema_sync("users", MIGRATIONS)
+        self.db.write_sync(_reindex_names)
+        with _conflict_on_integrity_error():
+            return self.db.write_sync(self._importer(users))
+
+    def _from_claims(self, claims: Mapping[str, Any], role: Role) -> UserRecord:
+        """A token's user (`sub`, `preferred_username`, `name`, `phone_number`, `email`), contacts cleaned."""
+        return self._clean(
+            UserRecord(
+                id=str(claims["sub"]),
+                username=_text(claims.get("preferred_username")),
+                display_name=_text(claims.get("name")),
+                phone=_text(claims.get("phone_number")),
+                email=_text(claims.get("email")),
+                role=role,
+            )
+        )
+
+    async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
+        """Enter a token's user on first authenticated use (`sub`, `preferred_username`, `name`, ...)."""
+        await self._ready()
+        user = self._from_claims(claims, role)
+
+        def apply(conn: sqlite3.Connection) -> None:
+            try:
+                self._upsert(conn, user, keep_existing=True)
+            except sqlite3.IntegrityError:  # the username belongs to someone else: keep the id only
+                self._upsert(conn, user.model_copy(update={"username": None}), keep_existing=True)
+            _index_names(conn, [user.id])
+
+        await self.db.write(apply)
+
+    async def is_empty(self) -> bool:
+        await self._ready()
+        return await self.db.read(lambda conn: conn.execute("SELECT 1 FROM users LIMIT 1").fetchone() is None)
+
+    async def get(self, user_id: str) -> UserRecord | None:
+        await self._ready()
+        return await self.db.read(lambda conn: _load(conn, "id = ?", (user_id,)).get(user_id))
+
+    async def get_many(self, user_ids: Iterable[str]) -> dict[str, UserRecord]:
+        await self._ready()
+        ids = list(dict.fromkeys(user_ids))
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return await self.db.read(lambda conn: _load(conn, f"id IN ({marks})", ids))
+
+    async def find_by_contact(self, contact: str) -> list[UserRecord]:
+        await self._ready()
+        found = parse_contact_or_none(contact, self.country)
+        if found is None:
+            return []
+        where = "email = ?" if found.kind == "email" else "phone = ?"
+        return list((await self.db.read(lambda conn: _load(conn, where, (found.value,)))).values())
+
+    async def find_by_username(self, text: str, limit: int) -> list[UserRecord]:
+        """Users whose username or name contains `text`, or whose name has every word of it (`민지` and
+        `Minji Kim` both find `김민지`): the exact username first, then by relevance."""
+        await self._ready()
+        needle = _search_needle(text)
+        if needle is None:
+            return []
+        pattern = _contains_pattern(needle)
+        match = match_expression(analyzer().query_terms(needle), require="all")
+
+        def run(conn: sqlite3.Connection) -> list[UserRecord]:
+            ids: dict[str, None] = {}
+            exact = conn.execute("SELECT id FROM users WHERE username = ? COLLATE NOCASE", (needle,)).fetchone()
+            if exact is not None:
+                ids[exact[0]] = None
+            if match:
+                for row in conn.execute(
+                    "SELECT t.user_id FROM users_fts JOIN user_terms t ON t.seq = users_fts.rowid "
+                    "WHERE users_fts MATCH ? ORDER BY rank LIMIT ?",
+                    (match, limit),
+                ):
+                    ids.setdefault(row[0], None)
+            for row in conn.execute(
+                "SELECT id FROM users WHERE username LIKE ? ESCAPE '\\' OR display_name LIKE ? ESCAPE '\\' "
+                "ORDER BY username LIMIT ?",
+                (pattern, pattern, limit),
+            ):
+                ids.setdefault(row[0], None)
+            chosen = list(ids)[:limit]
+            found = _load(conn, f"id IN ({','.join('?' * len(chosen))})", chosen) if chosen else {}
+            return [found[user_id] for user_id in chosen if user_id in found]
+
+        return await self.db.read(run)
+
+    async def group_members(self, group: str) -> list[UserRecord]:
+        """Members of the group whose canonical name is `group`'s."""
+        await self._ready()
+        key = canonical_key(group)
+        if not key:
+            return []
+        where = "id IN (SELECT user_id FROM user_groups WHERE group_key = ?) ORDER BY username"
+        return list((await self.db.read(lambda conn: _load(conn, where, (key,)))).values())
+
+    async def resolve(self, identifier: str) -> list[UserRecord]:
+        """Users an identifier may name: an id, a username (with or without @), an email or a phone."""
+        await self._ready()
+        text = strip_invisible(identifier)
+        if not text:
+            return []
+        by_id = await self.get(text)
+        if by_id is not None:
+            return [by_id]
+        if "@" in text[1:]:
+            return await self.find_by_contact(text)
+        found = await self._by_username(text.lstrip("@"))
+        if found:
+            return found
+        return await self.find_by_contact(text)  # a phone number; [] for anything else
+
+    async def _by_username(self, username: str) -> list[UserRecord]:
+        """The user with this username, compared without case."""
+        return list((await self.db.read(lambda conn: _load(conn, "username = ?", (username,)))).values())
+
+
+def _reindex_names(conn: sqlite3.Connection) -> int:
+    """Index the names of users not yet indexed with the current analyzer; how many were."""
+    stale = [
+        row[0]
+        for row in conn.execute(
+            "SELECT u.id FROM users u LEFT JOIN user_terms t ON t.user_id = u.id "
+            "WHERE t.user_id IS NULL OR t.analyzer != ?",
+            (analyzer().id,),
+        )
+    ]
+    _index_names(conn, stale)
+    return len(stale)
+
+
+def _search_needle(text: str) -> str | None:
+    """What a username search looks for (`@` and invisible characters dropped); None when nothing is
+    left to look for, so a search is never for "everyone"."""
+    needle = strip_invisible(text).lstrip("@")
+    return needle if any(char.isalnum() for char in needle) else None
+
+
+def _contains_pattern(needle: str) -> str:
+    """A LIKE pattern for text containing `needle` literally (its wildcards escaped with `\\`)."""
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+@contextlib.contextmanager
+def _conflict_on_integrity_error() -> Iterator[None]:
+    """A write refused by a uniqueness rule raises `Conflict` (nothing was written)."""
+    try:
+        yield
+    except sqlite3.IntegrityError as exc:
+        raise Conflict(f"{exc} (a username is already taken by another id?)") from None
+
+
+def _user_record(row: sqlite3.Row | Mapping[str, Any], groups: list[str]) -> UserRecord:
+    """A `users` row and its group names as a record."""
+    return UserRecord(
+        id=row["id"],
+        username=row["username"],
+        display_name=row["display_name"],
+        phone=row["phone"],
+        email=row["email"],
+        role=row["role"],
+        groups=groups,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _load(conn: sqlite3.Connection, where: str, args: Iterable[Any]) -> dict[str, UserRecord]:
+    rows = conn.execute(f"SELECT * FROM users WHERE {where}", tuple(args)).fetchall()
+    if not rows:
+        return {}
+    ids = [row["id"] for row in rows]
+    marks = ",".join("?" * len(ids))
+    groups: dict[str, list[str]] = {}
+    for row in conn.execute(f"SELECT user_id, group_name FROM user_groups WHERE user_id IN ({marks})", ids):
+        groups.setdefault(row["user_id"], []).append(row["group_name"])
+    return {row["id"]: _user_record(row, groups.get(row["id"], [])) for row in rows}

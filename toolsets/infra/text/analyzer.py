@@ -1,0 +1,161 @@
+"""The one text analyzer behind every search (knowledge chunks, memories, user names).
+
+Text becomes a list of *terms*, the same way when a document is indexed and when a query is read,
+so the index and the query always agree:
+
+1. `fold`: NFKC + casefold (full-width forms, the Kelvin sign, `ß`... fold like everywhere else).
+2. Words are runs of letters and digits; inside a word, runs of one script are handled apart, so a
+   Latin word with a Korean particle attached (`KTX와`, `Zoom으로`) is the Latin word plus a particle.
+3. Latin (and other alphabetic) runs lose diacritics and are Porter-stemmed (`meetings` -> `meet`),
+   as SQLite's `porter unicode61 remove_diacritics 2` tokenizer did.
+4. Korean (Hangul) runs, Han and kana: character bigrams (`회의실` -> `회의` `의실`), after a light
+   strip of one trailing particle or ending (`팀장에게` -> `팀장`); a particle right after a Latin word
+   or a number is dropped. Alternatives measured by `bench/search_eval.py` (Kiwi morphemes, Kiwi +
+   bigrams) are selectable by name.
+
+A store keeps the space-joined term string (`term_string`) in an FTS5 column whose tokenizer only
+splits on spaces (`ascii`: every non-ASCII character is a token character and terms hold only letters
+and digits), so the terms are the app's, not the database's: a PostgreSQL backend can store the same
+string as a `tsvector` ('simple' configuration). Each analyzer has an `id`, stored with the terms;
+when it changes, the stores re-analyze their rows (see `toolsets/infra/store/*`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from toolsets.infra.text.korean import KIWI, PARTICLES, bigrams, is_cjk, is_hangul, strip_suffix
+from toolsets.infra.text.normalize import fold
+
+MAX_QUERY_TERMS = 64  # bounds the cost of one MATCH; bigrams make Korean queries term-rich
+
+_WORD = re.compile(r"[^\W_]+")
+KEPT = "bigram-strip"  # measured best with bench/search_eval.py (README "Search in Korean")
+
+
+@functools.lru_cache(maxsize=1)
+def _porter():  # type: ignore[no-untyped-def]
+    import snowballstemmer  # small, pure Python; imported on first use so a session that never searches skips it
+
+    return snowballstemmer.stemmer("porter")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Porter stem of a folded alphabetic run (`meetings` -> `meet`); other runs pass unchanged."""
+    if not word.isascii():
+        stripped = "".join(c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn")
+        word = unicodedata.normalize("NFC", stripped)
+        if not word.isascii():
+            return word
+    if not any(c.isalpha() for c in word):
+        return word
+    return str(_porter().stemWord(word))
+
+
+def _runs(word: str) -> list[tuple[str, str]]:
+    """(script, run) pieces of one word: 'h' Hangul, 'c' Han/kana, 'o' anything else."""
+    pieces: list[tuple[str, str]] = []
+    for char in word:
+        script = "h" if is_hangul(char) else "c" if is_cjk(char) else "o"
+        if pieces and pieces[-1][0] == script:
+            pieces[-1] = (script, pieces[-1][1] + char)
+        else:
+            pieces.append((script, char))
+    return pieces
+
+
+class Analyzer:
+    """Text -> terms. `korean` picks how Hangul is cut: "bigram", "bigram-strip", "kiwi" or "kiwi-bigram"."""
+
+    VERSION = 1  # bump when the rules change: stored terms are then rebuilt
+
+    def __init__(self, korean: str = KEPT) -> None:
+        if korean not in ("bigram", "bigram-strip", "kiwi", "kiwi-bigram"):
+            raise ValueError(f"unknown Korean strategy {korean!r}")
+        self.korean = korean
+        self.id = f"{korean}/{self.VERSION}"
+        self.word_terms = functools.lru_cache(maxsize=65536)(self._word_terms)
+        self.surface_terms = functools.lru_cache(maxsize=65536)(self._surface_terms)
+
+    def __repr__(self) -> str:
+        return f"Analyzer({self.korean!r})"
+
+    @property
+    def uses_kiwi(self) -> bool:
+        return self.korean.startswith("kiwi")
+
+    # -- documents and queries ----------------------------------------------------------------
+
+    def terms(self, text: str) -> list[str]:
+        """Every term of `text` in order (repeats kept: they count for BM25)."""
+        folded = fold(text)
+        if self.uses_kiwi and any(is_hangul(c) for c in folded):
+            return self._kiwi_terms(folded)
+        out: list[str] = []
+        for word in _WORD.findall(folded):
+            out.extend(self.word_terms(word))
+        return out
+
+    def term_string(self, text: str) -> str:
+        """The terms of `text` joined by spaces: what a store indexes."""
+        return " ".join(self.terms(text))
+
+    def query_terms(self, text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
+        """The distinct terms of a query, in order; empty when it has nothing searchable."""
+        return list(dict.fromkeys(self.terms(text)))[:limit]
+
+    def words(self, text: str) -> Iterable[re.Match[str]]:
+        """Words of the *original* text (for snippets): runs of letters and digits."""
+        return _WORD.finditer(text)
+
+    # -- per word -------------------------------------------------------------------------------
+
+    def _surface_terms(self, word: str) -> frozenset[str]:
+        """Terms of one word as written in the original text (for highlighting; cached)."""
+        return frozenset(term for folded in _WORD.findall(fold(word)) for term in self.word_terms(folded))
+
+    def _word_terms(self, word: str) -> tuple[str, ...]:
+        """Terms of one folded word (cached: words repeat)."""
+        if self.uses_kiwi:
+            return tuple(self._kiwi_terms(word)) if any(is_hangul(c) for c in word) else self._plain(word)
+        return self._plain(word)
+
+    def _plain(self, word: str) -> tuple[str, ...]:
+        out: list[str] = []
+        previous = ""
+        for script, run in _runs(word):
+            if script == "o":
+                out.append(stem(run))
+            elif script == "c":
+                out.extend(bigrams(run))
+            elif previous == "o" and run in PARTICLES:
+                pass  # `KTX와`, `Zoom으로`, `3시에`: the particle of a Latin word or a number
+            elif self.korean == "bigram-strip" or self.korean == "bigram":
+                out.extend(bigrams(strip_suffix(run)) if self.korean == "bigram-strip" else bigrams(run))
+            else:
+                out.extend(bigrams(run))
+            previous = script
+        return tuple(out)
+
+    def _kiwi_terms(self, folded: str) -> list[str]:
+        out: list[str] = []
+        for form, tag in KIWI.morphemes(folded):
+            form = fold(form)
+            if not any(is_hangul(c) for c in form):
+                for word in _WORD.findall(form):
+                    out.extend(self._plain(word))
+                continue
+            out.append(form)
+            if self.korean == "kiwi-bigram" and tag in ("NNG", "NNP") and len(form) >= 3:
+                out.extend(bigrams(form))  # compounds are also found by their parts (like nori's "mixed")
+        return out
+
+
+@functools.lru_cache(maxsize=8)
+def analyzer(korean: str = KEPT) -> Analyzer:
+    """The shared analyzer (the kept strategy unless another is named)."""
+    return Analyzer(korean)

@@ -1,0 +1,1 @@
+"""Features every call passes through: audit, gates, canary routing, tracing, approval."""

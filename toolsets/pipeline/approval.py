@@ -1,0 +1,76 @@
+"""`ApprovalRequiredToolset`: calls to some tools (by default the destructive ones) need the user's yes.
+
+The context says how (`--confirm`): `off` never asks; `auto` asks when the client can be asked and
+otherwise relies on the host, which shows the user each call it makes (`ctx.host_approves`), but
+not the calls a model makes inside another tool; `strict` asks, and cancels when nobody can be asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from toolsets.core.call import ToolCall
+from toolsets.core.context import ConfirmPolicy, ConfirmRequest, Decision
+from toolsets.core.envelope import ToolCancelled, ToolResult
+from toolsets.core.tool import Tool
+from toolsets.core.toolset import AbstractToolset
+from toolsets.core.wrapper import WrapperToolset
+
+
+def is_destructive(tool: Tool) -> bool:
+    return tool.hints.destructive
+
+
+class ApprovalRequiredToolset(WrapperToolset):
+    def __init__(
+        self, wrapped: AbstractToolset, needs_approval: Callable[[Tool], bool] = is_destructive, **kwargs: Any
+    ) -> None:
+        super().__init__(wrapped, **kwargs)
+        self.needs_approval = needs_approval
+
+    async def call_tool(self, call: ToolCall) -> ToolResult:
+        if self.needs_approval(call.tool) and call.ctx.confirm_policy is not ConfirmPolicy.OFF:
+            refusal = await _refusal(call)
+            if refusal is not None:
+                return refusal
+        return await self.wrapped.call_tool(call)
+
+
+async def _refusal(call: ToolCall) -> ToolCancelled | None:
+    name, ctx = call.tool.name, call.ctx
+    decision = Decision.UNAVAILABLE
+    if ctx.confirmer is not None:
+        shown = call.arguments.model_dump(mode="json", exclude_none=True)
+        decision = await ctx.confirmer.confirm(ConfirmRequest(name, shown, _message(name, shown), _key(name, shown)))
+    if decision is Decision.ACCEPTED:
+        return None
+    if decision is Decision.DECLINED:
+        return ToolCancelled(f"The user declined {name}; nothing was changed. Do not retry unless the user asks.")
+    if decision is Decision.CANCELLED:
+        return ToolCancelled(f"The user dismissed the confirmation for {name}; nothing was changed.")
+    if ctx.confirm_policy is ConfirmPolicy.STRICT:
+        return ToolCancelled(
+            f"{name} needs the user's confirmation, but this client cannot ask for it (no elicitation "
+            "support) and the server runs with --confirm strict; nothing was changed. Use a client that supports "
+            "elicitation, or ask the operator to run with --confirm auto."
+        )
+    if not ctx.host_approves:
+        return ToolCancelled(
+            f"{name} needs the user's confirmation, and this call was made inside another tool, where the user's "
+            "MCP host cannot show it and the client cannot be asked (no elicitation); nothing was changed."
+        )
+    return None  # auto: the host's own approval of destructiveHint tools stands in
+
+
+def _message(name: str, shown: Mapping[str, Any]) -> str:
+    rendered = ", ".join(f"{key}={value!r}" for key, value in shown.items())
+    return f"Allow {name}({rendered})? This cannot be undone."
+
+
+def _key(name: str, shown: Mapping[str, Any]) -> str:
+    """Names the question, so an answer is only ever reused for the same tool with the same arguments."""
+    digest = hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+    return f"{name}/{digest}"

@@ -1,0 +1,123 @@
+"""The audit middleware: a `tool_call` line when a call enters the pipeline, a `tool_result` line with its
+outcome when it leaves (composed outermost in toolsets/profiles.py, so it sees every envelope).
+
+The sink is the deployment's (`ctx.deps.audit`, see `Services`); without one this is a pass-through.
+Calls refused before the pipeline (unknown tool, invalid arguments) are written by `audit_refusal`.
+Auditing never fails a call: a problem here is logged and the call goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from toolsets.core.call import ToolCall, new_call_id
+from toolsets.core.context import ToolContext
+from toolsets.core.envelope import ToolErr, ToolResult
+from toolsets.core.middleware import CallNext
+from toolsets.pipeline.audit.notes import CallNotes, OpenNotes
+from toolsets.pipeline.audit.record import Entry, outcome_status
+from toolsets.pipeline.audit.writer import AuditSink
+
+logger = logging.getLogger("truloop.audit")
+
+
+def audit_sink(ctx: ToolContext[Any]) -> AuditSink | None:
+    return getattr(ctx.deps, "audit", None)
+
+
+@cache
+def builtin_version() -> str:
+    """The version of a built-in tool: the package's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("truloop-mcp")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+async def audit(call: ToolCall, call_next: CallNext) -> ToolResult:
+    sink = audit_sink(call.ctx)
+    if sink is None:
+        return await call_next(call)
+    opened = OpenNotes()
+    notes = opened.notes
+    started = time.perf_counter()
+    entry = _emit_call(sink, call.tool.name, call.call_id, call.arguments, call.ctx, notes)
+    outcome: ToolResult | None = None
+    try:
+        outcome = await call_next(call)
+        return outcome
+    finally:  # also when the surrounding task is cancelled (the client withdrew the request)
+        opened.close()
+        if entry is not None:
+            _emit_result(sink, entry, outcome, notes, (time.perf_counter() - started) * 1000, call.tool.deferred)
+
+
+def audit_refusal(name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
+    """A call the dispatcher refused before it reached the pipeline: both lines, at once."""
+    sink = audit_sink(ctx)
+    if sink is None:
+        return
+    notes = CallNotes()
+    arguments = raw_args if isinstance(raw_args, Mapping) or raw_args is None else str(raw_args)
+    entry = _emit_call(sink, name, new_call_id(), arguments, ctx, notes)
+    if entry is not None:
+        _emit_result(sink, entry, refusal, notes, 0.0, deferred=False)
+
+
+def _emit_call(
+    sink: AuditSink, name: str, call_id: str, arguments: Any, ctx: ToolContext[Any], notes: CallNotes
+) -> Entry | None:
+    """The `tool_call` entry (its fields in the order a reader scans them: when, what, who, which tool, then
+    the call's own), emitted; the writer masks the arguments when it renders the line."""
+    try:
+        request, caller = ctx.request, ctx.caller
+        entry: Entry = {
+            "ts": time.time(),
+            "event": "tool_call",
+            "call_id": call_id,
+            "request_id": request.request_id,
+            "session_id": request.session_id,
+            "transport": request.transport,
+            "protocol_version": request.protocol_version,
+            "user_id": caller.user_id,
+            "role": caller.role,
+            "profile": request.profile,
+            "tool_name": name,
+            "tool_version": notes.tool_version or builtin_version(),
+            "route": notes.route,
+            "arguments": arguments,
+            "nested": not ctx.host_approves,
+        }
+        sink.emit(entry)
+        return entry
+    except Exception:
+        logger.exception("could not audit a call of %s", name)
+        return None
+
+
+def _emit_result(
+    sink: AuditSink, call_entry: Entry, outcome: ToolResult | None, notes: CallNotes, latency_ms: float, deferred: bool
+) -> None:
+    """The `tool_result` entry: the call's fields (with the version and route as they ended), then the outcome."""
+    status, code = outcome_status(outcome)
+    try:
+        entry = call_entry.copy()
+        nested = entry.pop("nested")
+        entry["ts"] = time.time()
+        entry["event"] = "tool_result"
+        entry["tool_version"] = notes.tool_version or builtin_version()
+        entry["route"] = notes.route
+        entry["status"] = status
+        entry["error_code"] = code
+        entry["latency_ms"] = round(latency_ms, 3)
+        entry["deferred_route"] = (notes.deferred_route or "none") if deferred else None
+        entry["nested"] = nested
+        sink.emit(entry)
+    except Exception:
+        logger.exception("could not audit the result of %s", call_entry.get("tool_name"))

@@ -1,0 +1,289 @@
+"""The per-call hook of the canary rollout: pick the version, run it, keep its sample, apply the rules.
+
+`canary_route` (a middleware composed before the audit middleware in toolsets/profiles.py) picks the version of a
+plugin call that has a candidate, so both audit lines carry `tool_version` and `route`; `CanaryRouter.run` (the
+plugin toolset's innermost step) runs the call on that version, records its sample, and every `EVALUATE_EVERY`
+candidate calls (at once for a fatal error) applies the rules. A decision is one audit event (`canary_decision`),
+written by the one process whose revision-checked write won. The canary never fails a call: when its store is
+unreachable, calls run on the stable version and nothing is recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from toolsets.core.call import ToolCall
+from toolsets.core.envelope import ToolOk, ToolResult
+from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolError
+from toolsets.pipeline.audit.notes import Route, preset_version
+from toolsets.pipeline.canary import actions, files
+from toolsets.pipeline.canary.metrics import Outcome, Sample, crash_types, windows
+from toolsets.pipeline.canary.policy import EVALUATE_EVERY, ladder_for
+from toolsets.pipeline.canary.routing import KeyKind, routing_key, to_candidate
+from toolsets.pipeline.canary.rules import decide
+from toolsets.pipeline.canary.state import CanaryState
+from toolsets.pipeline.canary.store import CanaryStore, LocalCanaryStore
+
+if TYPE_CHECKING:
+    from toolsets.extensions.plugins.catalog import PluginCatalog
+    from toolsets.extensions.plugins.version import PluginVersion
+
+logger = logging.getLogger("truloop.canary")
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    call_id: str
+    version: PluginVersion
+    route: Route
+    state: CanaryState
+
+
+_choice: ContextVar[Choice | None] = ContextVar("truloop_canary_choice", default=None)
+
+
+class CanaryRouter:
+    def __init__(self, catalog: PluginCatalog) -> None:
+        self.catalog = catalog
+        self.store: CanaryStore = LocalCanaryStore()
+        self.key_kind: KeyKind = "user"
+        self._evaluating: dict[str, anyio.Lock] = {}
+        self._files = anyio.Lock()
+
+    def configure(self, store: CanaryStore | None, key_kind: KeyKind = "user") -> None:
+        self.store = store if store is not None else LocalCanaryStore()
+        self.key_kind = key_kind
+
+    # -- choosing ----------------------------------------------------------------------------------------------
+
+    async def choose(self, call: ToolCall) -> Choice | None:
+        """The version this call runs on, or None when its tool has no candidate (or the store is unreachable)."""
+        from toolsets.extensions.plugins.tool import PluginTool
+
+        tool = call.tool
+        if not isinstance(tool, PluginTool):
+            return None
+        candidate = self.catalog.candidate(tool.name)
+        if candidate is None:
+            return None
+        emit = _emitter(call)
+        try:
+            state = await self._state(tool.version, candidate, emit)
+            if state is None:
+                return None
+            if state.candidate == candidate.version and state.status in ("promoted", "disabled"):
+                await self.apply_files(state)
+        except Exception as exc:
+            logger.warning("canary of %s: store unavailable (%s); the stable version serves", tool.name, exc)
+            return None
+        share = state.routed_share if state.candidate == candidate.version else 0.0
+        key = routing_key(call.ctx, self.key_kind, call.call_id)
+        if share > 0 and to_candidate(tool.name, key, share):
+            return Choice(call.call_id, candidate, "canary", state)
+        return Choice(call.call_id, tool.version, "stable", state)
+
+    async def _state(self, stable: PluginVersion, candidate: PluginVersion, emit: Emit | None) -> CanaryState | None:
+        name = stable.name
+        for _ in range(3):  # another replica may write between our read and our write: read again
+            state = await self.store.load(name)
+            if state is not None and state.candidate == candidate.version:
+                if state.stable == stable.version or state.status == "promoted":
+                    return state
+                changed = state.model_copy(update={"stable": stable.version, "revision": state.revision + 1})
+                if await self.store.save(changed, state.revision):
+                    return changed
+                continue
+            fresh = actions.start(
+                name,
+                stable.version,
+                candidate.version,
+                ladder_for(stable.spec.hints, candidate.spec.hints),
+                stable_file=stable.source.path.name,
+                candidate_file=candidate.source.path.name,
+                revision=state.revision + 1 if state is not None else 0,
+            )
+            if await self.store.save(fresh, state.revision if state is not None else None):
+                _emit(emit, fresh)
+                return fresh
+        return await self.store.load(name)
+
+    # -- running -----------------------------------------------------------------------------------------------
+
+    async def run(self, call: ToolCall) -> ToolResult:
+        choice = _choice.get()
+        if choice is None or choice.call_id != call.call_id:
+            choice = await self.choose(call)
+        tool: Any = call.tool
+        if choice is None:
+            return ToolOk(await tool.run(call.ctx, call.arguments))
+        started = time.perf_counter()
+        outcome: Outcome | None = None
+        crash: str | None = None
+        try:
+            data = await tool.run(call.ctx, call.arguments, choice.version, choice.route)
+            outcome = "ok"
+            return ToolOk(data)
+        except (InputRequired, CallCancelled):
+            raise
+        except ToolError as exc:
+            outcome = "timeout" if exc.code == ErrorCode.TIMEOUT else "error"
+            raise
+        except Exception as exc:
+            outcome, crash = "error", type(exc).__name__
+            raise
+        finally:
+            if outcome is not None:
+                sample = Sample(time.time(), outcome, (time.perf_counter() - started) * 1000, crash)
+                await self._after(choice, sample, _emitter(call))
+
+    async def _after(self, choice: Choice, sample: Sample, emit: Emit | None) -> None:
+        state = choice.state
+        try:
+            canary = choice.route == "canary"
+            count = await self.store.record(state.step_key() if canary else state.stable_key(), sample)
+            if not canary or state.status not in ("active", "held"):
+                return
+            if sample.crash is not None:
+                await self._judge_crash(state, sample.crash, emit)
+            elif count % EVALUATE_EVERY == 0:
+                await self.evaluate(state.tool, emit)
+        except Exception as exc:
+            logger.warning("canary of %s: sample or decision not recorded (%s)", state.tool, exc)
+
+    # -- deciding ----------------------------------------------------------------------------------------------
+
+    async def _judge_crash(self, state: CanaryState, crash: str, emit: Emit | None) -> None:
+        """A fatal error: a crash (a permission error, any exception) the candidate raised and stable did not."""
+        if crash in crash_types(await self.store.samples(state.stable_key())):
+            return await self.evaluate(state.tool, emit)
+        reason = f"fatal error: the candidate raised {crash}, which the stable version did not"
+        await self._decide(state.tool, emit, lambda now: actions.rollback(now, reason, hard=True, rule="fatal"))
+
+    async def evaluate(self, tool: str, emit: Emit | None = None) -> CanaryState | None:
+        """Apply the rules to the current windows; returns the state written (None: nothing to evaluate, or another
+        writer won)."""
+
+        async def step(current: CanaryState) -> CanaryState:
+            candidate = windows(await self.store.samples(current.step_key()))
+            stable = windows(await self.store.samples(current.stable_key()))
+            verdict = decide(current, candidate, stable)
+            if verdict.action == "promote":
+                new = actions.promote(current, verdict.reason, rule=verdict.rule)
+            elif verdict.action == "rollback":
+                new = actions.rollback(current, verdict.reason, rule=verdict.rule)
+            else:
+                new = actions.hold(current, verdict.reason, rule=verdict.rule)
+            return new.model_copy(update={"metrics": {"stable": stable, "candidate": candidate}})
+
+        return await self._decide(tool, emit, step)
+
+    async def _decide(
+        self, tool: str, emit: Emit | None, step: Callable[[CanaryState], Awaitable[CanaryState] | CanaryState]
+    ) -> CanaryState | None:
+        lock = self._evaluating.setdefault(tool, anyio.Lock())
+        async with lock:
+            current = await self.store.load(tool)
+            if current is None or current.status not in ("active", "held"):
+                return None
+            new = step(current)
+            if not isinstance(new, CanaryState):
+                new = await new
+            if not await self.store.save(new, current.revision):
+                return None  # another replica decided first, on the same shared samples
+        decision = new.decision
+        if decision is not None and actions.news(current, new):
+            _emit(emit, new)
+            level = logging.INFO if decision.action == "hold" else logging.WARNING
+            logger.log(
+                level,
+                "canary of %s: %s (%g%% -> %g%%): %s",
+                tool,
+                decision.action,
+                decision.share_from,
+                decision.share_to,
+                decision.reason,
+            )
+        await self.apply_files(new)
+        return new
+
+    # -- the tools folder --------------------------------------------------------------------------------------
+
+    async def apply_files(self, state: CanaryState) -> None:
+        """Promotion to 100% and hard rollback change the tools folder; the catalog is rescanned at once."""
+        if state.status not in ("promoted", "disabled"):
+            return
+        async with self._files:
+            candidate = self.catalog.candidate(state.tool)
+            stable = self.catalog.versions().get(state.tool)
+            if candidate is None or candidate.version != state.candidate:
+                return
+            stable_path = stable.source.path if stable is not None else None
+            done = await anyio.to_thread.run_sync(
+                files.apply, state.status, stable_path, candidate.source.path, candidate.version
+            )
+            if done is not None:
+                await self.catalog.rescan(settle=False)
+
+
+async def canary_route(call: ToolCall, call_next: Callable[[ToolCall], Awaitable[ToolResult]]) -> ToolResult:
+    """Middleware: picks the version of a plugin call that has a candidate, before the audit line is written."""
+    from toolsets.extensions.plugins.deployment import plugin_catalog
+    from toolsets.extensions.plugins.tool import PluginTool
+
+    if not isinstance(call.tool, PluginTool) or plugin_catalog.candidate(call.tool.name) is None:
+        return await call_next(call)
+    choice = await plugin_catalog.canary.choose(call)
+    if choice is None:
+        return await call_next(call)
+    token = _choice.set(choice)
+    try:
+        with preset_version(choice.version.version, choice.route):
+            return await call_next(call)
+    finally:
+        _choice.reset(token)
+
+
+def _emitter(call: ToolCall) -> Emit | None:
+    sink = getattr(call.ctx.deps, "audit", None)
+    return sink.emit if sink is not None else None
+
+
+def _emit(emit: Emit | None, state: CanaryState) -> None:
+    if emit is None:
+        return
+    try:
+        emit(decision_event(state))
+    except Exception:
+        logger.exception("could not audit a canary decision")
+
+
+def decision_event(state: CanaryState) -> dict[str, Any]:
+    """The audit line of a decision (`event: canary_decision`), as the audit writer renders entries."""
+    decision = state.decision
+    assert decision is not None
+    return {
+        "ts": time.time(),
+        "event": "canary_decision",
+        "tool_name": state.tool,
+        "tool_version": state.candidate,
+        "stable_version": state.stable,
+        "route": "canary",
+        "action": decision.action,
+        "rollback": decision.rollback,
+        "by": decision.by,
+        "share_from": decision.share_from,
+        "share_to": decision.share_to,
+        "canary_status": state.status,
+        "reason": decision.reason,
+        "rule": decision.rule,
+    }

@@ -1,0 +1,89 @@
+"""One OpenTelemetry span per tool call, named and described as the GenAI semantic conventions say:
+`execute_tool {tool}` with `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`,
+`gen_ai.tool.type` and, when the call did not succeed, `error.type` (the envelope's code).
+
+Only `opentelemetry-api` is used: without an SDK its tracer makes non-recording spans, so this costs
+next to nothing until an operator installs one (README, "Tracing"). The span is a child of the
+server's `tools/call` span when the MCP SDK made one, and its id is the call's audit `call_id`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.trace import SpanKind, StatusCode, get_tracer
+
+from toolsets.core.call import ToolCall, new_call_id
+from toolsets.core.context import ToolContext
+from toolsets.core.envelope import ToolErr, ToolResult
+from toolsets.core.middleware import CallNext
+from toolsets.pipeline.audit.notes import current_notes
+from toolsets.pipeline.audit.record import outcome_status
+from toolsets.pipeline.tracer_provider import provider_installed
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, Tracer
+
+TRACER_NAME = "truloop-mcp"
+
+
+@cache
+def tracer() -> Tracer:
+    from toolsets.pipeline.audit.middleware import builtin_version
+
+    return get_tracer(TRACER_NAME, builtin_version())  # a proxy: follows a provider installed later
+
+
+async def trace_call(call: ToolCall, call_next: CallNext) -> ToolResult:
+    if not provider_installed():  # no SDK installed: its spans record nothing
+        return await call_next(call)
+
+    attributes = _attributes(call.tool.name, call.call_id, call.ctx)
+    with tracer().start_as_current_span(
+        f"execute_tool {call.tool.name}",
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        outcome = await call_next(call)
+        _describe(span, outcome)
+        return outcome
+
+
+def trace_refusal(name: str, ctx: ToolContext[Any], refusal: ToolErr) -> None:
+    """A call the dispatcher refused before the pipeline (unknown tool, invalid arguments) gets its span too."""
+    with tracer().start_as_current_span(
+        f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=_attributes(name, new_call_id(), ctx)
+    ) as span:
+        _describe(span, refusal)
+
+
+def _attributes(name: str, call_id: str, ctx: ToolContext[Any]) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.type": "function",
+        "truloop.transport": ctx.request.transport,
+    }
+    if ctx.request.profile is not None:
+        attributes["truloop.profile"] = ctx.request.profile
+    if ctx.request.request_id is not None:
+        attributes["jsonrpc.request.id"] = ctx.request.request_id
+    return attributes
+
+
+def _describe(span: Span, outcome: ToolResult) -> None:
+    if not span.is_recording():
+        return
+    notes = current_notes()
+    if notes is not None and notes.deferred_route is not None:
+        span.set_attribute("truloop.deferred.route", notes.deferred_route)
+    status, code = outcome_status(outcome)  # as the call's audit line says it
+    if code is not None:  # an error or a cancellation
+        span.set_attribute("error.type", code)
+        span.set_status(StatusCode.ERROR, code)
+    elif status == "input_required":
+        span.set_attribute("truloop.tool.status", "input_required")

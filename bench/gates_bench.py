@@ -22,11 +22,13 @@ sys.path.insert(0, str(PROJECT))
 
 
 def fifty_gates() -> str:
-    from toolsets.profiles import tool_arguments
+    from toolsets.profiles import assistant_toolsets, tool_arguments
+
+    known = tool_arguments(assistant_toolsets(exposure="progressive").values())
 
     fixed = {"get_day_of_week", "get_current_datetime", "list_toolsets", "load_toolset", "search_tools"}
-    tools = sorted(name for name in tool_arguments() if name not in fixed)
-    args = tool_arguments()
+    tools = sorted(name for name in known if name not in fixed)
+    args = known
     lines = ["builtin = false"]
     count = 0
     while count < 50:

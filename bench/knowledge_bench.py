@@ -26,7 +26,7 @@ import anyio
 from toolsets.core.context import Caller, ToolContext
 from toolsets.core.dispatch import dispatch
 from toolsets.core.envelope import ToolOk
-from toolsets.profiles import profile
+from toolsets.profiles import build_profiles
 from toolsets.services import Services
 
 SECTIONS_PER_FILE = 10
@@ -77,7 +77,7 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 async def search_latencies(svc: Services, queries: list[str]) -> list[float]:
     ctx = ToolContext(caller=Caller("bench"), deps=svc)
-    toolset = profile("member")
+    toolset = build_profiles().profile("member")
     samples = []
     for query in queries:
         started = time.perf_counter()

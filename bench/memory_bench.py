@@ -12,7 +12,7 @@ Many users (`--users 1000 --per-user 100`: 100k memories in one store):
 One user (default; --sizes 1000 10000 memories for one user, in a fresh temp dir):
   insert       memories saved one by one through the backend (one transaction each); memories/s.
   backend      SqliteMemories.search(user, query, 5); p50/p99 over --queries queries.
-  dispatch     dispatch(profile("member"), "search_memories", {...}, ctx): the path every front takes
+  dispatch     dispatch(build_profiles().profile("member"), "search_memories", {...}, ctx): the path every front takes
                (argument validation, the tool, the result model); p50/p99 over the same queries.
 Queries are 1-4 words drawn from the same skewed vocabulary as the memories, so common words
 match many memories and rare ones few. Everything is seeded; the run stops early (and says so)
@@ -43,7 +43,7 @@ from toolsets.core.context import Caller, ToolContext  # noqa: E402
 from toolsets.core.dispatch import dispatch  # noqa: E402
 from toolsets.core.envelope import ToolOk  # noqa: E402
 from toolsets.infra.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression  # noqa: E402
-from toolsets.profiles import profile  # noqa: E402
+from toolsets.profiles import build_profiles  # noqa: E402
 from toolsets.services import Services  # noqa: E402
 
 USER = "bench-user"
@@ -124,7 +124,7 @@ async def run_size(size: int, query_count: int, deadline: float) -> Row | None:
 
         queries = [" ".join(rng.choices(words, weights, k=rng.randint(1, 4))) for _ in range(query_count)]
         ctx = ToolContext(caller=Caller(USER), deps=services)
-        member = profile("member")
+        member = build_profiles().profile("member")
         hit_counts: list[int] = []
 
         async def backend(query: str) -> None:
@@ -210,7 +210,7 @@ async def run_many_users(users: int, per_user: int, saves: int, query_count: int
             (rng.choice(user_ids), " ".join(with_particles(rng, rng.choices(words, weights, k=rng.randint(1, 4)))))
             for _ in range(query_count)
         ]
-        member = profile("member")
+        member = build_profiles().profile("member")
         hit_counts: list[int] = []
 
         async def backend(user: str, query: str) -> None:

@@ -17,12 +17,12 @@ from bridge.elicitation import CannotAsk, McpAsker
 from bridge.jsonrpc import RpcResponse
 from bridge.pending import PendingCall
 from bridge.service import DeviceBridge, DeviceTimeout, DeviceUnreachable, PendingLost, Progress, no_progress
+from toolsets.core.call_notes import DeferredRoute
 from toolsets.core.context import DeferredCall
 from toolsets.core.deferred import DeviceMethod, device_result
 from toolsets.core.device_answer import DeviceError, canceled, denied, device_answer
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.tool import Tool
-from toolsets.pipeline.audit.notes import note_deferred_route
 
 logger = logging.getLogger("truloop.deferred")
 
@@ -71,7 +71,7 @@ class DeferredRouter:
         answer = await self._via_elicitation(device, call)
         if answer is not None:
             return answer
-        note_deferred_route("none")
+        _note(call, "none")
         if bridge_problem is not None:
             raise ToolError(
                 f"{call.tool_name} runs on the user's device, but the device bridge's shared store (Redis) is "
@@ -110,7 +110,7 @@ class DeferredRouter:
 
     async def _via_device(self, device: DeviceMethod, call: DeferredCall) -> dict[str, Any]:
         assert self._bridge is not None
-        note_deferred_route("device")
+        _note(call, "device")
         pending = PendingCall(
             call_id="call_" + secrets.token_urlsafe(12),
             tool_name=call.tool_name,
@@ -142,7 +142,7 @@ class DeferredRouter:
         if device.form is None or self._asker is None:
             return None
         form = device.form(call.arguments)
-        note_deferred_route("elicitation")
+        _note(call, "elicitation")
         try:
             answer = await self._asker.ask(f"truloop/deferred/{call.tool_name}", form.message, form.schema)
         except CannotAsk:
@@ -157,3 +157,9 @@ class DeferredRouter:
             raise ToolError(
                 f"The answer to {call.tool_name} was not understood; ask again.", code=ErrorCode.VALIDATION
             ) from None
+
+
+def _note(call: DeferredCall, route: DeferredRoute) -> None:
+    """Who answered, on the call's notes (its audit line and span say so)."""
+    if call.notes is not None:
+        call.notes.deferred_route = route

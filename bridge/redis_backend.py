@@ -36,6 +36,7 @@ from bridge.pending import (
     _ignore_reconnect,
     _ignore_result,
 )
+from bridge.redis_client import redis_of
 
 logger = logging.getLogger("truloop.redis")
 
@@ -69,16 +70,9 @@ TAKE = "local v = redis.call('GET', KEYS[1]); if v then redis.call('DEL', KEYS[1
 
 
 class RedisBackend:
-    def __init__(self, url: str, *, prefix: str = "truloop:") -> None:
-        import redis.asyncio as redis
-
-        # A blocking pool: past its size a command waits for a connection instead of failing at once
-        # (redis-py's default pool raises MaxConnectionsError beyond 100 concurrent commands).
-        pool = redis.BlockingConnectionPool.from_url(
-            url, max_connections=64, timeout=5, decode_responses=True, socket_connect_timeout=2, socket_timeout=5,
-            health_check_interval=15, retry_on_timeout=False,
-        )  # fmt: skip
-        self._redis = redis.Redis(connection_pool=pool)
+    def __init__(self, client: Any, *, prefix: str = "truloop:") -> None:
+        """`client`: the deployment's Redis client (bridge/redis_client.py), or a URL to open one on."""
+        self._redis = redis_of(client)
         self._prefix = prefix
         # Envelopes this replica publishes reach its own device streams directly, not back through Redis.
         self._origin = secrets.token_hex(8)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bridge.redis_client import redis_of
 from toolsets.pipeline.canary.metrics import Sample
 from toolsets.pipeline.canary.policy import MAX_SAMPLES
 from toolsets.pipeline.canary.state import CanaryState
@@ -32,10 +33,9 @@ return 1
 
 
 class RedisCanaryStore:
-    def __init__(self, url: str, *, prefix: str = "truloop:") -> None:
-        import redis.asyncio as redis
-
-        self._redis: Any = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5)
+    def __init__(self, client: Any, *, prefix: str = "truloop:") -> None:
+        """`client`: the deployment's Redis client (bridge/redis_client.py), or a URL to open one on."""
+        self._redis: Any = redis_of(client)
         self._prefix = f"{prefix}canary:"
         self._cas = self._redis.register_script(_CHECK_AND_SET)
 

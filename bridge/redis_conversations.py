@@ -11,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
+from bridge.redis_client import redis_of
 from toolsets.core.conversation import CONVERSATION_TTL_S, MAX_SEEN_VALUES
 from toolsets.core.errors import ErrorCode, ToolError
 
@@ -20,10 +21,9 @@ T = TypeVar("T")
 
 
 class RedisConversations:
-    def __init__(self, url: str, *, prefix: str = "truloop:", ttl: int = CONVERSATION_TTL_S) -> None:
-        import redis.asyncio as redis
-
-        self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5)
+    def __init__(self, client: Any, *, prefix: str = "truloop:", ttl: int = CONVERSATION_TTL_S) -> None:
+        """`client`: the deployment's Redis client (bridge/redis_client.py), or a URL to open one on."""
+        self._redis = redis_of(client)
         self._prefix = prefix
         self._ttl = ttl
 

@@ -6,8 +6,10 @@ the same framing and shape. A blank line is passed over; a line that is not JSON
 `--max-line-bytes`) gets an error line `{"error": {"code", "message", "line"}}` and the stream goes on.
 Exit 0 at end of input.
 
-Confirmation: a pipe has nobody to ask, so `--confirm auto` runs destructive tools (the program that
-wrote the calls is the host that approved them) and `--confirm strict` cancels them. Deferred tools reach
+The calls go through the same front door as an MCP call (server/composition.py): the profile's tools and
+plugins, the gates (one conversation per `call` process), the audit log, the canary. Confirmation: a pipe
+has nobody to ask, so destructive tools are cancelled unless the operator says the program that wrote the
+calls approved them, with `--confirm auto` (or `--confirm off`, or TRULOOP_CONFIRM). Deferred tools reach
 the user's device only with `--redis-url` (shared with the `truloop-mcp --transport http` the device is
 connected to); otherwise they reply `no_route`.
 """
@@ -119,31 +121,36 @@ def _error(code: str, message: str, number: int) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
-    """The runner of `--profile` for `--user`, on the services the server would build from these settings."""
-    from server.app import build_bridge, build_services, default_caller
-    from toolsets.core.context import DeferredResolver
+    """The runner of `--profile` for `--user`, on the deployment the server would build from these settings."""
+    from server.composition import Deployment
+    from toolsets.core.context import ConfirmPolicy, DeferredResolver
     from toolsets.interop.runner import NoDeviceRoute, runner_for
 
-    bridge = build_bridge(settings) if settings.redis_url is not None else None
-    services = build_services(settings, bridge)
+    deployment = Deployment(settings)
+    shared_bridge = settings.redis_url is not None
     resolver: DeferredResolver = NoDeviceRoute(PIPE_NO_ROUTE)
-    if bridge is not None:
+    if shared_bridge:
         from bridge.deferred import DeferredRouter
 
-        resolver = DeferredRouter(bridge, None, timeout=settings.deferred_timeout)
+        resolver = DeferredRouter(deployment.bridge, None, timeout=settings.deferred_timeout)
+    # nobody can be asked on a pipe: cancelled (strict) unless the operator chose a policy
+    policy = settings.confirm if "confirm" in settings.model_fields_set else ConfirmPolicy.STRICT
     runner = runner_for(
-        services,
-        default_caller(settings),
+        deployment.front_door,
+        deployment.default_caller(),
         settings.profile,
-        confirm_policy=settings.confirm,
+        confirm_policy=policy,
         deferred=resolver,
         transport="cli",
     )
     try:
-        async with bridge.running() if bridge is not None else contextlib.nullcontext():
+        async with (
+            deployment.bridge.running() if shared_bridge else contextlib.nullcontext(),
+            deployment.running(),  # the tools folder's plugins, as the server serves them
+        ):
             yield runner
     finally:
-        services.close()
+        await deployment.services.aclose()
 
 
 async def _lines(fd: int, limit: int) -> AsyncIterator[tuple[bytes | None, bool]]:

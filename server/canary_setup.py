@@ -17,5 +17,5 @@ def open_canary_store(settings: Settings) -> CanaryStore:
     if settings.redis_url is not None:
         from bridge.redis_canary import RedisCanaryStore
 
-        return RedisCanaryStore(settings.redis_url.get_secret_value(), prefix=settings.redis_prefix)
+        return RedisCanaryStore(settings.redis_url.get_secret_value(), prefix=settings.redis_prefix)  # its own client
     return LocalCanaryStore(canary_state_file(settings))

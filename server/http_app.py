@@ -16,14 +16,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
 
 from bridge.routes import DeviceCaller, shim_routes
-from server.app import build_bridge, build_server, build_services
 from server.audit_log import audit_health
-from server.extensions import extensions_running
+from server.composition import Deployment
 from server.host_guard import HostOriginGuard
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
 from server.sse_response import serve_sdk_streams_lean
-from toolsets.profiles import device_tools
 
 logger = logging.getLogger("truloop.http")
 
@@ -82,11 +80,10 @@ def build_http_app(settings: Settings) -> Starlette:
 
     guarded_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     serve_sdk_streams_lean()  # the SSE stream answering each handshake-era POST: server/sse_response.py
-    bridge = build_bridge(settings)
-    services = build_services(settings, bridge)
-    shared = {"bridge": bridge, "services": services, **auth_kwargs}
-    main = build_server(settings, member_profile="member" if settings.auth_enabled else None, **shared)
-    safe = build_server(settings, member_profile="notification-safe", **shared)
+    deployment = Deployment(settings)  # both surfaces share it
+    bridge, services = deployment.bridge, deployment.services
+    main = deployment.mcp_server("member" if settings.auth_enabled else None, **auth_kwargs)
+    safe = deployment.mcp_server("notification-safe", **auth_kwargs)
     main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
     main_sse = main.sse_app(sse_path="/sse", message_path="/messages/", transport_security=guarded_by_the_app)
     safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
@@ -120,7 +117,7 @@ def build_http_app(settings: Settings) -> Starlette:
     # /mcp first: every route has its own path, so the order only decides how soon the busiest one is found
     routes: list[BaseRoute] = [*main_http.routes]
     routes.append(Route("/healthz", healthz, methods=["GET"]))
-    routes += shim_routes(bridge, identify, device_tools())
+    routes += shim_routes(bridge, identify, deployment.profiles.device_tools)
     routes += main_sse.routes
     routes.append(Mount("/notification-safe", routes=list(safe_http.routes)))
 
@@ -128,7 +125,7 @@ def build_http_app(settings: Settings) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with (
             bridge.running(),
-            extensions_running(settings),
+            deployment.running(),
             main.session_manager.run(),
             safe.session_manager.run(),
         ):

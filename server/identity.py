@@ -8,7 +8,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -16,9 +16,6 @@ from pydantic import SecretStr
 
 from toolsets.core.context import Caller
 from toolsets.core.roles import ROLES
-
-if TYPE_CHECKING:
-    from toolsets.core.toolset import AbstractToolset
 
 logger = logging.getLogger("truloop.auth")
 
@@ -112,7 +109,7 @@ def caller_from_claims(claims: Mapping[str, Any], default_timezone: str) -> Call
 
 @dataclass(frozen=True, slots=True)
 class Surface:
-    """One MCP endpoint: which profile a caller sees there.
+    """One MCP endpoint: which profile a caller gets there.
 
     `member_profile` is what members get (`member` at /mcp, `notification-safe` at
     /notification-safe/mcp, or `--profile` on stdio); guests always get `guest`.
@@ -122,19 +119,11 @@ class Surface:
     member_profile: str
     default_caller: Caller
     default_profile: str
-    catalog: Mapping[str, AbstractToolset] | None = None  # None: the named profiles, loaded on first use
 
-    def resolve(self) -> tuple[Caller, AbstractToolset]:
-        catalog = self.catalog if self.catalog is not None else named_profiles()
+    def resolve(self) -> tuple[Caller, str]:
+        """The caller of the current request and the name of the profile they get."""
         token = get_access_token()
         if token is None or token.claims is None:
-            return self.default_caller, catalog[self.default_profile]
+            return self.default_caller, self.default_profile
         caller = caller_from_claims(token.claims, self.default_caller.timezone)
-        return caller, catalog[self.member_profile if caller.role == "member" else "guest"]
-
-
-def named_profiles() -> Mapping[str, AbstractToolset]:
-    """The profiles (toolsets/profiles.py), composed on the first request that needs a tool list, not at start."""
-    from toolsets.profiles import profiles
-
-    return profiles()
+        return caller, self.member_profile if caller.role == "member" else "guest"

@@ -1,8 +1,9 @@
-"""The MCP face of the toolsets: an `MCPServer` whose tools come from a profile, per caller.
+"""The MCP face of a deployment: an `MCPServer` whose tools come from the caller's profile.
 
-`tools/list` and `tools/call` are answered from the caller's profile (the `Surface` decides
-which); every call goes through `toolsets.core.dispatch`, with the MCP client wired in as the
-confirmation port.
+`tools/list` and `tools/call` go through the deployment's front door (toolsets/front_door.py), like every
+other front: the `Surface` says who calls and in which profile; this module adds only what MCP can reach
+(the client as the confirmer, the composer and a route to the device; the session as the conversation of
+a handshake-era client).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import secrets
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
 from mcp.server.context import CallNext, ServerRequestContext
@@ -24,17 +25,18 @@ from mcp.server.subscriptions import ToolsListChanged
 from bridge.elicitation import is_modern
 from bridge.service import DeviceBridge
 from server.call_ports import CallPorts
-from server.exposure import ToolExposure, connection_of
+from server.exposure import SessionConversations, connection_of
 from server.identity import Surface
 from server.lean_path import LeanPath
-from toolsets.core.context import Caller, RequestInfo, ToolContext
-from toolsets.core.conversation import ConversationState, MemoryConversation, MemoryConversations
-from toolsets.extensions.plugins.changes import plugin_tool_changes
+from toolsets.core.context import RequestInfo, ToolContext
 from toolsets.pipeline.tracer_provider import provider_installed
 
 if TYPE_CHECKING:
     from toolsets.core.envelope import ToolResult
     from toolsets.core.tool import Tool
+    from toolsets.extensions.plugins.catalog import PluginCatalog
+    from toolsets.front_door import FrontDoor
+    from toolsets.services import Services
 
 logger = logging.getLogger("truloop.server")
 
@@ -45,25 +47,35 @@ INSTRUCTIONS = (
 )
 
 
+class Composed(Protocol):
+    """What a server needs of its deployment (server/composition.py's `Deployment`)."""
+
+    @property
+    def front_door(self) -> FrontDoor: ...
+
+    @property
+    def services(self) -> Services: ...
+
+    @property
+    def plugins(self) -> PluginCatalog | None: ...
+
+
 class TruloopMCP(MCPServer):
     def __init__(
         self,
         surface: Surface,
+        deployment: Composed,
         *,
-        confirm_policy: Any,
-        services: Any = None,
         bridge: DeviceBridge | None = None,
         deferred_timeout: float = 300.0,
         stdio: bool = False,
-        exposure: ToolExposure | None = None,
         **kwargs: Any,
     ) -> None:
         from server import __version__
 
         super().__init__(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, **kwargs)
         self.surface = surface
-        self.confirm_policy = confirm_policy
-        self.services = services
+        self.deployment = deployment
         self.bridge = bridge
         self.deferred_timeout = deferred_timeout
         self.stdio = stdio  # served over stdio: no device can connect to this process
@@ -74,9 +86,9 @@ class TruloopMCP(MCPServer):
         self._answered_lists = _PerToolList()  # the SDK's whole answer, per list and protocol version
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
-        plugin_tool_changes.subscribe(self.announce_tools_changed)
-        self._known_users: dict[str, str] = {}
-        self.exposure = exposure or ToolExposure("full", _no_gates, MemoryConversations())
+        self._sessions = SessionConversations()  # handshake-era conversations, one per connection
+        if deployment.plugins is not None:
+            deployment.plugins.changes.subscribe(self.announce_tools_changed)
         low = self._lowlevel_server
         if not provider_installed():  # the SDK's span per message costs every call, even with no exporter
             low.middleware[:] = [m for m in low.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
@@ -87,6 +99,14 @@ class TruloopMCP(MCPServer):
         low.create_initialization_options = functools.partial(  # type: ignore[method-assign]
             type(low).create_initialization_options, low, NotificationOptions(tools_changed=True)
         )
+
+    @property
+    def services(self) -> Services:
+        return self.deployment.services
+
+    @property
+    def front_door(self) -> FrontDoor:
+        return self.deployment.front_door
 
     def _published(self, tools: list[Tool]) -> list[types.Tool]:
         cache = self._published_cache
@@ -120,8 +140,9 @@ class TruloopMCP(MCPServer):
 
     async def list_tools(self) -> list[types.Tool]:
         """The caller's whole list (what 2026-07-28 sessions see)."""
-        _, toolset = self.surface.resolve()
-        return self._published(await self.exposure.visible(toolset, True, MemoryConversation(ConversationState())))
+        caller, profile = self.surface.resolve()
+        door = self.front_door
+        return self._published(await door.visible(door.context_for(caller, profile)))
 
     async def _tools_list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
         tools = _listing.get()
@@ -130,12 +151,17 @@ class TruloopMCP(MCPServer):
         return self._wire_list(tools)
 
     async def _visible_tools(self, request: ServerRequestContext[Any, Any]) -> list[Tool]:
-        caller, toolset = self.surface.resolve()
+        caller, profile = self.surface.resolve()
         modern = is_modern(request.protocol_version)
         if not modern:
             self._remember(request.session)
-        conversation = self.exposure.conversation(request.session, caller, toolset.name, modern)
-        return await self.exposure.visible(toolset, modern, conversation)
+        door = self.front_door
+        ctx = door.context_for(caller, profile, conversation=self._conversation(request.session, modern))
+        return await door.visible(ctx, fixed_list=modern)
+
+    def _conversation(self, session: Any, modern: bool) -> Any:
+        """A handshake-era session is its own conversation; a 2026-07-28 caller's is the front door's default."""
+        return None if modern else self._sessions.get(session)
 
     async def lean_list(self, request: ServerRequestContext[Any, Any], call_next: CallNext) -> dict[str, Any]:
         """`tools/list` (server/lean_path.py): the SDK's answer for this list of tools, made once per list and
@@ -167,18 +193,18 @@ class TruloopMCP(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
         from server.results import to_mcp_result
-        from toolsets.core.dispatch import dispatch
 
         request = None if context is None else _request_of(context)
-        if context is None or request is None:
-            caller, toolset = self.surface.resolve()
-            ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
+        if context is None or request is None:  # called in-process, outside any MCP request
+            caller, profile = self.surface.resolve()
+            door = self.front_door
+            deferred = None
             if self.bridge is not None:
                 from bridge.deferred import DeferredRouter
 
-                ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
-            await self._enter_directory(caller)
-            return to_mcp_result(await dispatch(toolset, name, arguments, ctx))
+                deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
+            ctx = door.context_for(caller, profile, request=RequestInfo(transport="in-process"), deferred=deferred)
+            return to_mcp_result(await door.call(ctx, name, arguments))
         return to_mcp_result(await self._run(name, arguments, request, lambda: context))
 
     async def lean_call(
@@ -203,30 +229,28 @@ class TruloopMCP(MCPServer):
         request: ServerRequestContext[Any, Any],
         context: Callable[[], Context],
     ) -> ToolResult:
-        from toolsets.core.dispatch import dispatch  # imported on the first call, not before `initialize` is answered
-
-        caller, toolset = self.surface.resolve()
-        ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
-        ctx.request = self._request_info(request, toolset.name)
-        ctx.confirmer = ctx.composer = ctx.deferred = CallPorts(
-            context, self.bridge, timeout=self.deferred_timeout, stdio=self.stdio
-        )
+        caller, profile = self.surface.resolve()
+        door = self.front_door
         session = request.session
-        ctx.report_progress = session.report_progress
         modern = is_modern(request.protocol_version)
         if not modern:
             self._remember(session)
-        exposure = self.exposure
-        conversation = ctx.conversation = exposure.conversation(session, caller, toolset.name, modern)
-        ctx.gates = exposure.gates
-        tool = toolset.get(name)
-        if tool is not None and (refusal := await exposure.refusal(tool, modern, conversation)) is not None:
-            return refusal
-        watch = exposure.lists_can_change and not modern
-        before = [t.name for t in await exposure.visible(toolset, modern, conversation)] if watch else None
-        await self._enter_directory(caller)
-        outcome = await dispatch(toolset, name, arguments, ctx)
-        if before is not None and before != [t.name for t in await exposure.visible(toolset, modern, conversation)]:
+        ports = CallPorts(context, self.bridge, timeout=self.deferred_timeout, stdio=self.stdio)
+        ctx: ToolContext[Any] = door.context_for(
+            caller,
+            profile,
+            request=self._request_info(request, profile),
+            conversation=self._conversation(session, modern),
+            confirmer=ports,
+            deferred=ports,
+            composer=ports,
+            report_progress=session.report_progress,
+        )
+        if not (door.exposure.lists_can_change and not modern):
+            return await door.call(ctx, name, arguments, fixed_list=modern)
+        before = [t.name for t in await door.visible(ctx, fixed_list=False)]
+        outcome = await door.call(ctx, name, arguments, fixed_list=False)
+        if before != [t.name for t in await door.visible(ctx, fixed_list=False)]:
             await session.send_tool_list_changed()
         return outcome
 
@@ -239,21 +263,6 @@ class TruloopMCP(MCPServer):
             protocol_version=request.protocol_version,
             profile=profile,
         )
-
-    async def _enter_directory(self, caller: Caller) -> None:
-        """Users enter the directory on first use, from their token's claims (or as `--user` on stdio)."""
-        if self.services is None or self._known_users.get(caller.user_id) == caller.role:
-            return
-        from toolsets.assistant.directory import enter_directory
-
-        try:
-            await enter_directory(self.services.users, caller)
-        except Exception:
-            logger.warning("could not record user %s in the directory", caller.user_id, exc_info=True)
-            return
-        if len(self._known_users) > 10_000:
-            self._known_users.clear()
-        self._known_users[caller.user_id] = caller.role
 
 
 async def _set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
@@ -279,12 +288,6 @@ class _PerToolList:
         if len(self._kept) > 256:
             self._kept.clear()
         self._kept[(version, *map(id, tools))] = (tuple(tools), answer)
-
-
-def _no_gates() -> Any:
-    from toolsets.pipeline.gates import GateSet
-
-    return GateSet()
 
 
 def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:

@@ -61,17 +61,17 @@ def _exit_later(seconds: float) -> None:
 
 
 async def _serve_stdio(settings: Settings) -> None:
-    from server.app import build_server
-    from server.extensions import extensions_running
+    from server.composition import Deployment
     from server.fast_start import after_imports
     from server.stdio import serve_stdio, stdio_channel
 
-    server = build_server(settings)
+    deployment = Deployment(settings)
+    server = deployment.mcp_server()
     after_imports()
     await _seed_demo(settings, server.services)
     async with (
         server.bridge.running(),  # type: ignore[union-attr]
-        extensions_running(settings),  # plugins loaded before the first request, reloaded while serving
+        deployment.running(),  # plugins loaded before the first request, reloaded while serving
         stdio_channel(settings.max_line_bytes) as channel,
         anyio.create_task_group() as tg,
     ):

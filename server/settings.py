@@ -502,15 +502,20 @@ class Settings(BaseSettings):
             raise ValueError(f"{value!r} is a folder; pass a file path such as /var/log/truloop/tool-calls.jsonl")
         return value
 
-    @field_validator("gates")
-    @classmethod
-    def _usable_gates(cls, value: Path | None) -> Path | None:
-        if value is not None:
+    @model_validator(mode="after")
+    def _usable_gates(self) -> "Settings":
+        if self.gates is not None:
             from toolsets.pipeline.gates import load_gates
-            from toolsets.profiles import tool_arguments
+            from toolsets.profiles import Extensions, assistant_toolsets, tool_arguments
 
-            load_gates(value, tool_arguments())  # GateFileError is a ValueError: one line, exit 2
-        return value
+            workspace = None
+            if self.workspace is not None:
+                from toolsets.extensions.workspace import workspace_toolset
+
+                workspace = workspace_toolset(self.workspace)
+            toolsets = assistant_toolsets(Extensions(workspace=workspace), self.exposure)
+            load_gates(self.gates, tool_arguments(toolsets.values()))  # GateFileError: one line, exit 2
+        return self
 
     @model_validator(mode="after")
     def _safe_binding(self) -> "Settings":

@@ -91,8 +91,9 @@ async def _check(file: Path, tools_dir: Path | None, data_dir: Path) -> str:
 
 def _catalog(tools_dir: Path | None, data_dir: Path) -> Any:
     from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
+    from toolsets.profiles import reserved_tool_names
 
-    catalog = PluginCatalog()
+    catalog = PluginCatalog(reserved=reserved_tool_names)
     catalog.configure(PluginConfig(tools_dir, data_dir / "plugins") if tools_dir is not None else None)
     return catalog
 

@@ -10,8 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from server.app import build_server
-from server.extensions import extensions_running
+from server.composition import Deployment
 from server.mcp_server import TruloopMCP
 from tests.support import settings
 
@@ -70,6 +69,7 @@ def events(data_dir: Path, name: str) -> list[tuple[str, str]]:
 async def serving(tools_dir: Path, data_dir: Path, **overrides: Any) -> AsyncIterator[TruloopMCP]:
     """An in-process server with `tools_dir` loaded and watched, as `truloop-mcp --tools-dir` serves it."""
     configured = settings(tools_dir=tools_dir, data_dir=data_dir, **overrides)
-    server = build_server(configured)
-    async with extensions_running(configured):
+    deployment = Deployment(configured)
+    server = deployment.mcp_server()
+    async with deployment.running():
         yield server

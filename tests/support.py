@@ -12,6 +12,7 @@ import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from server.mcp_server import TruloopMCP
 from server.settings import Settings
 from toolsets.core.context import Caller, ConfirmPolicy
 from toolsets.core.toolset import AbstractToolset
+from toolsets.front_door import FrontDoor
 from toolsets.infra.upstream.keys import UpstreamKeys
 from toolsets.services import Services
 
@@ -76,9 +78,27 @@ def services_for(data_dir: Path, *, transport: Any = None, keys: UpstreamKeys | 
     )
 
 
+@dataclass
+class ToolsetsOnly:
+    """A deployment of nothing but the given toolsets (for tests of the MCP front itself)."""
+
+    front_door: FrontDoor
+    services: Any = None
+    plugins: None = None
+
+
 def server_with(catalog: Mapping[str, AbstractToolset], policy: ConfirmPolicy = ConfirmPolicy.AUTO) -> TruloopMCP:
-    surface = Surface("test", Caller("alice", timezone="Asia/Seoul"), "test", catalog=catalog)
-    return TruloopMCP(surface, confirm_policy=policy, log_level="WARNING")
+    from toolsets.core.conversation import MemoryConversations
+    from toolsets.extensions.exposure.policy import ToolExposure
+    from toolsets.pipeline.gates.spec import GateSet
+    from toolsets.profiles import Profiles
+
+    door = FrontDoor(
+        Profiles(catalog), None, exposure=ToolExposure("full", GateSet()), conversations=MemoryConversations(),
+        confirm_policy=policy,
+    )  # fmt: skip
+    surface = Surface("test", Caller("alice", timezone="Asia/Seoul"), "test")
+    return TruloopMCP(surface, ToolsetsOnly(door), log_level="WARNING")
 
 
 def token(sub: str = "alice", role: str | None = "member", secret: str = SECRET, **claims: Any) -> str:

@@ -13,17 +13,17 @@ from mcp import Client
 from pydantic import Field
 
 from server.mcp_server import TruloopMCP
-from tests.sample_toolset import CATALOG, Catalog
+from tests.sample_toolset import CATALOG, Catalog, sample
 from tests.support import MODES, answering, answering_device, payload, server_for
 from toolsets.core.annotations import READ_ONLY
 from toolsets.core.combined import CombinedToolset
 from toolsets.core.context import Caller, ConfirmPolicy, RequestInfo, ToolContext
 from toolsets.core.dispatch import dispatch
 from toolsets.core.errors import ErrorCode, InputRequired, ToolError
-from toolsets.core.toolset import Toolset
+from toolsets.core.toolset import AbstractToolset, Toolset
 from toolsets.pipeline.audit.record import AuditRecord, Entry
 from toolsets.pipeline.audit.writer import AuditLog
-from toolsets.profiles import with_policy
+from toolsets.profiles import pipeline, with_policy
 
 CALENDAR = {"notification_message": "Reading your calendar", "start_date": "2026-03-09T00:00:00+09:00",
             "end_date": "2026-03-15T23:59:59+09:00"}  # fmt: skip
@@ -36,9 +36,6 @@ failing = Toolset("failing")
 async def fail_with(code: Annotated[str, Field(description="The error code to raise")]) -> Catalog:
     """Always refuses with the given error code."""
     raise ToolError(f"failing with {code}", code=code)
-
-
-FAILING = with_policy(CombinedToolset("failing", failing))
 
 
 class Sink:
@@ -54,16 +51,17 @@ class Sink:
         return [entry for entry in self.entries if entry["event"] == "tool_result"]
 
 
-class Deps:
-    def __init__(self) -> None:
-        self.audit = Sink()
+def audited(toolset: Toolset, name: str | None = None) -> tuple[AbstractToolset, Sink]:
+    """`toolset` with the policy and an audit middleware configured with a sink of its own."""
+    sink = Sink()
+    return with_policy(CombinedToolset(name or toolset.name, toolset), pipeline(audit=sink)), sink
 
 
-def context(policy: ConfirmPolicy = ConfirmPolicy.AUTO, **kwargs: Any) -> ToolContext[Deps]:
+def context(policy: ConfirmPolicy = ConfirmPolicy.AUTO, **kwargs: Any) -> ToolContext[None]:
     request = RequestInfo(
         request_id="7", session_id="s-1", transport="http", protocol_version="2025-11-25", profile="t"
     )
-    return ToolContext(caller=Caller("alice"), deps=Deps(), request=request, confirm_policy=policy, **kwargs)
+    return ToolContext(caller=Caller("alice"), deps=None, request=request, confirm_policy=policy, **kwargs)
 
 
 def lines(server: TruloopMCP) -> list[dict[str, Any]]:
@@ -79,9 +77,9 @@ def results(server: TruloopMCP, tool: str | None = None) -> list[dict[str, Any]]
 
 @pytest.mark.anyio
 async def test_ok_writes_a_call_line_then_a_result_line_with_every_field() -> None:
-    ctx = context()
-    await dispatch(CATALOG["test"], "search_catalog", {"query": "ap"}, ctx)
-    call, result = ctx.deps.audit.entries
+    toolset, sink = audited(sample, "test")
+    await dispatch(toolset, "search_catalog", {"query": "ap"}, context())
+    call, result = sink.entries
     assert call["event"] == "tool_call" and result["event"] == "tool_result"
     assert call["call_id"] == result["call_id"] and call["call_id"].startswith("tc_")
     assert result["status"] == "ok" and result["error_code"] is None and result["latency_ms"] >= 0
@@ -98,28 +96,29 @@ async def test_ok_writes_a_call_line_then_a_result_line_with_every_field() -> No
     "code", [code for code in ErrorCode if code not in ("unknown_tool", "validation", "cancelled")]
 )
 async def test_every_error_code_a_tool_raises_is_a_result_line(code: ErrorCode) -> None:
-    ctx = context()
-    await dispatch(FAILING, "fail_with", {"code": code.value}, ctx)
-    (result,) = ctx.deps.audit.results()
+    toolset, sink = audited(failing)
+    await dispatch(toolset, "fail_with", {"code": code.value}, context())
+    (result,) = sink.results()
     assert result["status"] == "error" and result["error_code"] == code.value
 
 
 @pytest.mark.anyio
 async def test_a_crash_is_handler_error() -> None:
-    ctx = context()
-    await dispatch(CATALOG["test"], "explode", {"reason": "boom"}, ctx)
-    assert ctx.deps.audit.results()[0]["error_code"] == "handler_error"
+    toolset, sink = audited(sample, "test")
+    await dispatch(toolset, "explode", {"reason": "boom"}, context())
+    assert sink.results()[0]["error_code"] == "handler_error"
 
 
 @pytest.mark.anyio
 async def test_refusals_before_the_pipeline_are_audited_too() -> None:
     ctx = context()
-    await dispatch(CATALOG["test"], "no_such_tool", {"password": "hunter2"}, ctx)
-    await dispatch(CATALOG["test"], "search_catalog", {"query": ""}, ctx)  # min_length=1
-    await dispatch(CATALOG["test"], "search_catalog", ["not", "an", "object"], ctx)
-    entries = ctx.deps.audit.entries
+    toolset, sink = audited(sample, "test")
+    await dispatch(toolset, "no_such_tool", {"password": "hunter2"}, ctx)
+    await dispatch(toolset, "search_catalog", {"query": ""}, ctx)  # min_length=1
+    await dispatch(toolset, "search_catalog", ["not", "an", "object"], ctx)
+    entries = sink.entries
     assert [e["event"] for e in entries] == ["tool_call", "tool_result"] * 3
-    unknown, empty, listed = ctx.deps.audit.results()
+    unknown, empty, listed = sink.results()
     assert unknown["error_code"] == "unknown_tool" and unknown["tool_name"] == "no_such_tool"
     assert empty["error_code"] == "validation" and listed["error_code"] == "validation"
     assert entries[0]["call_id"] == unknown["call_id"]
@@ -127,18 +126,18 @@ async def test_refusals_before_the_pipeline_are_audited_too() -> None:
 
 @pytest.mark.anyio
 async def test_cancelled_and_input_required() -> None:
-    strict = context(ConfirmPolicy.STRICT)  # nobody can be asked: cancelled
-    await dispatch(CATALOG["test"], "delete_item", {"item_id": "pear"}, strict)
-    (cancelled,) = strict.deps.audit.results()
+    toolset, sink = audited(sample, "test")
+    await dispatch(toolset, "delete_item", {"item_id": "pear"}, context(ConfirmPolicy.STRICT))  # nobody to ask
+    (cancelled,) = sink.results()
     assert cancelled["status"] == "cancelled" and cancelled["error_code"] == "cancelled"
 
     class Later:
         async def confirm(self, request: Any) -> Any:
             raise InputRequired({"ask": request.message})
 
-    asking = context(confirmer=Later())
-    await dispatch(CATALOG["test"], "delete_item", {"item_id": "pear"}, asking)
-    (pending,) = asking.deps.audit.results()
+    toolset, sink = audited(sample, "test")
+    await dispatch(toolset, "delete_item", {"item_id": "pear"}, context(confirmer=Later()))
+    (pending,) = sink.results()
     assert pending["status"] == "input_required" and pending["error_code"] is None
 
 
@@ -152,10 +151,10 @@ async def test_a_withdrawn_call_is_cancelled_in_the_log() -> None:
         await anyio.sleep_forever()
         raise AssertionError
 
-    ctx = context()
+    toolset, sink = audited(slow)
     with anyio.move_on_after(0.05):
-        await dispatch(with_policy(CombinedToolset("slow", slow)), "wait_forever", {}, ctx)
-    (result,) = ctx.deps.audit.results()
+        await dispatch(toolset, "wait_forever", {}, context())
+    (result,) = sink.results()
     assert result["status"] == "cancelled" and result["latency_ms"] >= 40
 
 

@@ -14,7 +14,6 @@ from mcp import Client
 from tests.plugin_files import plugin_source, serving, write
 from tests.support import eventually
 from toolsets.core.annotations import ToolHints
-from toolsets.extensions.plugins.deployment import plugin_catalog
 from toolsets.pipeline.canary.policy import HIGH_RISK_LADDER, LOW_RISK_LADDER, ladder_for
 from toolsets.pipeline.canary.routing import bucket, to_candidate
 from toolsets.pipeline.canary.state import CanaryState
@@ -56,19 +55,19 @@ def install(tools: Path, candidate: str, **spec: Any) -> None:
     write(tools / "lookup.canary.py", plugin_source("lookup", candidate, output_schema=OUTPUT, **spec))
 
 
-async def state() -> CanaryState:
-    found = await plugin_catalog.canary.store.load("lookup")
+async def state(server: Any) -> CanaryState:
+    found = await server.deployment.plugins.canary.store.load("lookup")
     assert found is not None
     return found
 
 
-async def call_until(client: Client, done: Any, limit: int) -> int:
+async def call_until(server: Any, client: Client, done: Any, limit: int) -> int:
     """Call `lookup` until `done(state)` holds; returns how many calls that took."""
     for count in range(1, limit + 1):
         await client.call_tool("lookup", {})
-        if done(await state()):
+        if done(await state(server)):
             return count
-    raise AssertionError(f"not reached in {limit} calls: {(await state()).model_dump(exclude={'metrics'})}")
+    raise AssertionError(f"not reached in {limit} calls: {(await state(server)).model_dump(exclude={'metrics'})}")
 
 
 def audit_lines(data: Path) -> list[dict[str, Any]]:
@@ -101,15 +100,15 @@ async def test_the_candidate_is_not_a_second_tool_and_one_user_sees_one_version(
         assert listed.count("lookup") == 1
         answers = {(await client.call_tool("lookup", {})).structured_content["v"] for _ in range(30)}
         assert len(answers) == 1  # --canary-key user (the default): alice stays on one version
-        current = await state()
+        current = await state(server)
         assert current.share == 10 and current.status == "active" and current.candidate_file == "lookup.canary.py"
 
 
 async def test_a_candidate_failing_6_percent_of_calls_is_rolled_back(tools: Path, data: Path) -> None:
     install(tools, FAILING_6_PERCENT)
     async with serving(tools, data, canary_key="request") as server, Client(server) as client:
-        await call_until(client, lambda s: s.status != "active", limit=3000)
-        current = await state()
+        await call_until(server, client, lambda s: s.status != "active", limit=3000)
+        current = await state(server)
         assert current.status == "rolled_back" and current.share == 0, current.decision
         assert current.decision is not None and current.decision.rollback == "soft"
         assert "above 5%" in current.decision.reason
@@ -127,17 +126,17 @@ async def test_a_healthy_candidate_is_promoted_step_by_step_to_the_stable_file(t
     install(tools, HEALTHY)
     stable_before = (tools / "lookup.py").read_text()
     async with serving(tools, data, canary_key="request") as server, Client(server) as client:
-        shares = [(await state()).share] if await client.call_tool("lookup", {}) else []
-        while (await state()).status == "active":
-            await call_until(client, lambda s, seen=shares[-1]: s.share != seen, limit=3000)
-            shares.append((await state()).share)
+        shares = [(await state(server)).share] if await client.call_tool("lookup", {}) else []
+        while (await state(server)).status == "active":
+            await call_until(server, client, lambda s, seen=shares[-1]: s.share != seen, limit=3000)
+            shares.append((await state(server)).share)
         assert shares == [10, 30, 60, 100]
-        assert (await state()).status == "promoted"
+        assert (await state(server)).status == "promoted"
         await eventually(lambda: not (tools / "lookup.canary.py").exists())
         assert "candidate" in (tools / "lookup.py").read_text()
         kept = list((tools / ".history").glob("lookup.*.py"))
         assert len(kept) == 1 and kept[0].read_text() == stable_before
-        await eventually(lambda: plugin_catalog.candidate("lookup") is None)
+        await eventually(lambda: server.deployment.plugins.candidate("lookup") is None)
         result = await client.call_tool("lookup", {})
         assert result.structured_content == {"v": "candidate"}
         await eventually(lambda: any(line.get("share_to") == 100 for line in audit_lines(data)))
@@ -157,8 +156,8 @@ async def test_a_healthy_candidate_is_promoted_step_by_step_to_the_stable_file(t
 async def test_injected_latency_holds_the_candidate(tools: Path, data: Path) -> None:
     install(tools, SLOW)
     async with serving(tools, data, canary_key="request") as server, Client(server) as client:
-        await call_until(client, lambda s: s.decision is not None and "p95" in s.decision.reason, limit=3000)
-        current = await state()
+        await call_until(server, client, lambda s: s.decision is not None and "p95" in s.decision.reason, limit=3000)
+        current = await state(server)
         assert current.status == "active" and current.share == 10  # held, neither promoted nor rolled back
         assert current.decision is not None and current.decision.action == "hold"
         assert "more than 20% above stable" in current.decision.reason
@@ -169,11 +168,11 @@ async def test_injected_latency_holds_the_candidate(tools: Path, data: Path) -> 
 async def test_a_fatal_error_rolls_back_hard_at_once(tools: Path, data: Path) -> None:
     install(tools, FORBIDDEN)
     async with serving(tools, data, canary_key="request") as server, Client(server) as client:
-        count = await call_until(client, lambda s: s.status != "active", limit=500)
-        current = await state()
+        count = await call_until(server, client, lambda s: s.status != "active", limit=500)
+        current = await state(server)
         assert current.status == "disabled" and current.decision is not None
         assert "PermissionError" in current.decision.reason and current.decision.rollback == "hard"
         assert count < 100  # the first failing candidate call decided it
         await eventually(lambda: (tools / "lookup.canary.py.disabled").exists())
         assert not (tools / "lookup.canary.py").exists()
-        await eventually(lambda: plugin_catalog.candidate("lookup") is None)
+        await eventually(lambda: server.deployment.plugins.candidate("lookup") is None)

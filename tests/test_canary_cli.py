@@ -45,9 +45,8 @@ async def test_operator_commands_change_the_rollout_and_are_audited(tmp_path: Pa
         listed = json.loads(canary("status", "lookup", "--json", data=data).stdout)
         assert listed[0]["share"] == 30 and listed[0]["status"] == "active"
         # the server routes by what the operator wrote
-        from toolsets.extensions.plugins.deployment import plugin_catalog
 
-        state = await plugin_catalog.canary.store.load("lookup")
+        state = await server.deployment.plugins.canary.store.load("lookup")
         assert state is not None and state.share == 30
 
         rolled = canary("rollback", "lookup", "--hard", data=data, tools=tools)

@@ -147,6 +147,6 @@ async def test_2026_conversations_are_shared_by_replicas(redis_url: str, redis_p
 
 def test_the_built_in_gates_fit_the_tools() -> None:
     from toolsets.pipeline.gates import BUILTIN_GATES, load_gates
-    from toolsets.profiles import tool_arguments
+    from toolsets.profiles import assistant_toolsets, tool_arguments
 
-    assert load_gates(None, tool_arguments()).gates == BUILTIN_GATES
+    assert load_gates(None, tool_arguments(assistant_toolsets().values())).gates == BUILTIN_GATES

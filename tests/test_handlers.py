@@ -13,9 +13,10 @@ from toolsets.core.annotations import READ_ONLY
 from toolsets.core.deferred import DeviceMethod, DeviceTools, device_result
 from toolsets.core.errors import CallDeferred
 from toolsets.core.toolset import Toolset
-from toolsets.profiles import device_tools, profiles
+from toolsets.profiles import build_profiles
 
-DEVICE = device_tools()
+PROFILES = build_profiles()
+DEVICE = PROFILES.device_tools
 
 
 def wire(tool: str, **arguments: object) -> dict[str, object]:
@@ -38,7 +39,7 @@ def test_the_registry_is_derived_from_the_tools() -> None:
     }
     for method in ("calendar.getEvents", "interaction.confirm", "permissions.getStatus"):
         assert DEVICE.by_method(method) is not None
-    deferred = {tool.name for toolset in profiles().values() for tool in toolset if tool.deferred}
+    deferred = {tool.name for toolset in PROFILES.values() for tool in toolset if tool.deferred}
     assert deferred == set(DEVICE.names())
 
 

@@ -23,7 +23,7 @@ from tests.support import services_for
 from toolsets.core.context import Caller, DeferredCall
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.interop.langgraph_tools import langchain_tools
-from toolsets.profiles import profile
+from toolsets.profiles import build_profiles
 
 pytestmark = pytest.mark.anyio
 
@@ -114,7 +114,7 @@ async def test_create_react_agent_runs_the_tools(data_dir: Path) -> None:
 
 def test_the_tools_publish_the_mcp_schemas(data_dir: Path) -> None:
     tools = langchain_tools(services_for(data_dir), ALICE)
-    member = profile("member")
+    member = build_profiles().profile("member")
     assert sorted(tool.name for tool in tools) == sorted(member.names())
     for tool in tools:
         published = to_mcp_tool(member.get(tool.name))  # type: ignore[arg-type]
@@ -124,7 +124,7 @@ def test_the_tools_publish_the_mcp_schemas(data_dir: Path) -> None:
         assert function["name"] == tool.name
         assert set(function["parameters"]["properties"]) == set(published.input_schema["properties"])
     guest = langchain_tools(services_for(data_dir), ALICE, "guest")
-    assert {tool.name for tool in guest} == set(profile("guest").names())
+    assert {tool.name for tool in guest} == set(build_profiles().profile("guest").names())
 
 
 async def confirm_round(data_dir: Path, answer: Any) -> tuple[dict[str, Any], dict[str, Any]]:

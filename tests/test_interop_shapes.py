@@ -15,9 +15,14 @@ from pydantic import BaseModel, Field
 from tests.support import services_for
 from toolsets.core.annotations import ToolHints
 from toolsets.core.context import Caller, ConfirmPolicy, ToolContext
+from toolsets.core.conversation import MemoryConversations
 from toolsets.core.toolset import Toolset
+from toolsets.extensions.exposure.policy import ToolExposure
+from toolsets.front_door import FrontDoor
 from toolsets.interop import InteropRunner, runner_for
 from toolsets.interop.shapes import ParsedCall
+from toolsets.pipeline.gates.spec import GateSet
+from toolsets.profiles import Profiles
 
 pytestmark = pytest.mark.anyio
 
@@ -297,15 +302,19 @@ async def test_the_calls_of_one_message_run_concurrently_and_replies_keep_their_
         released.set()
         return Done(which=which)
 
-    def context(call: ParsedCall) -> ToolContext[Any]:
-        return ToolContext(caller=Caller("alice"), deps=None)
+    door = FrontDoor(
+        Profiles({"test": toolset}), None, exposure=ToolExposure("full", GateSet()), conversations=MemoryConversations()
+    )
+
+    def context(call: ParsedCall, conversation: str | None) -> ToolContext[Any]:
+        return door.context_for(Caller("alice"), "test")
 
     calls = [
         {"type": "tool_call", "id": "1", "name": "wait_for_release", "args": {"which": "first"}},
         {"type": "tool_call", "id": "2", "name": "release", "args": {"which": "second"}},
     ]
     with anyio.fail_after(5):  # run one after the other, the first call would wait for ever
-        replies = await InteropRunner(toolset, context).reply(calls)
+        replies = await InteropRunner(door, "test", context).reply(calls)
     assert [reply["artifact"]["which"] for reply in replies] == ["first", "second"]
 
 
@@ -323,9 +332,9 @@ def test_the_runner_imports_neither_mcp_nor_langchain() -> None:
 @pytest.mark.parametrize("shape", ["openai-chat", "openai-responses", "anthropic", "langchain"])
 def test_tool_definitions_carry_the_published_schemas(shape: str) -> None:
     from toolsets.interop import tool_definitions
-    from toolsets.profiles import profile
+    from toolsets.profiles import build_profiles
 
-    member = profile("member")
+    member = build_profiles().profile("member")
     definitions = tool_definitions(member, shape)
     assert len(definitions) == len(member)
     day = next(d for d in definitions if (d.get("function") or d)["name"] == "get_day_of_week")

@@ -127,7 +127,7 @@ async def test_the_readme_middleware_example_works_as_written(tmp_path: Any) -> 
     from pathlib import Path
 
     from tests.people import directory
-    from toolsets.profiles import profile
+    from toolsets.profiles import build_profiles
 
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     start = readme.index("# toolsets/no_bulk_forget.py")
@@ -136,7 +136,7 @@ async def test_the_readme_middleware_example_works_as_written(tmp_path: Any) -> 
     namespace: dict[str, Any] = {}
     exec(compile(source, "no_bulk_forget.py", "exec"), namespace)
     services = await directory(tmp_path)
-    guarded = MiddlewareToolset(profile("member"), [namespace["no_bulk_forget"]])
+    guarded = MiddlewareToolset(build_profiles().profile("member"), [namespace["no_bulk_forget"]])
     context = ToolContext(caller=Caller("alice"), deps=services, confirm_policy=ConfirmPolicy.OFF)
     outcomes = []
     for n in range(4):

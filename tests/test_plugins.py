@@ -14,8 +14,6 @@ from mcp import Client
 
 from tests.plugin_files import LIFECYCLE, events, plugin_source, serving, write
 from tests.support import MODES, answering, error_of, eventually
-from toolsets.extensions.plugins.deployment import plugin_catalog
-from toolsets.profiles import profile
 
 pytestmark = pytest.mark.anyio
 
@@ -136,11 +134,11 @@ async def test_a_broken_version_is_reported_and_the_previous_one_keeps_serving(t
         reasons = []
         for broken in broken_versions:
             write(path, broken)
-            await eventually(lambda: any(e.path == path for e in plugin_catalog.errors()), 2)
-            reasons.append(plugin_catalog.errors()[0].message)
+            await eventually(lambda: any(e.path == path for e in server.deployment.plugins.errors()), 2)
+            reasons.append(server.deployment.plugins.errors()[0].message)
             assert (await client.call_tool("greet", {})).structured_content == {"v": 1}
             write(path, plugin_source("greet", "def run(input_data, context):\n    return {'v': 1}\n"))
-            await eventually(lambda: not plugin_catalog.errors(), 2)
+            await eventually(lambda: not server.deployment.plugins.errors(), 2)
         assert "syntax error" in reasons[0] and "input_schema" in reasons[1] and "RuntimeError" in reasons[2]
         assert "neither run" in reasons[3] and "destructiveHint" in reasons[4]
 
@@ -150,14 +148,14 @@ async def test_names_taken_by_a_built_in_or_another_plugin_are_refused(tools: Pa
     (tools / "b_first.py").write_text(plugin_source("shared", "def run(i, c):\n    return {'from': 'b'}\n"))
     (tools / "c_second.py").write_text(plugin_source("shared", "def run(i, c):\n    return {'from': 'c'}\n"))
     async with serving(tools, data) as server, Client(server) as client:
-        reported = {error.path.name: error.message for error in plugin_catalog.errors()}
+        reported = {error.path.name: error.message for error in server.deployment.plugins.errors()}
         assert "built-in" in reported["a_day.py"]
         assert "already served by b_first.py" in reported["c_second.py"]
         day = await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
         assert day.structured_content is not None and day.structured_content["day_of_week"] == "Tuesday"
         assert (await client.call_tool("shared", {})).structured_content == {"from": "b"}
         (tools / "b_first.py").unlink()  # the name is free again: the refused file takes it
-        await eventually(lambda: plugin_catalog.versions()["shared"].source.path.name == "c_second.py", 2)
+        await eventually(lambda: server.deployment.plugins.versions()["shared"].source.path.name == "c_second.py", 2)
         assert (await client.call_tool("shared", {})).structured_content == {"from": "c"}
 
 
@@ -167,7 +165,7 @@ async def test_a_call_in_flight_finishes_on_its_version_and_each_version_is_clos
     path = tools / "counter.py"
     path.write_text(plugin_source("counter", LIFECYCLE.format(tag="v1")))
     async with serving(tools, data) as server, Client(server) as client:
-        v1 = plugin_catalog.versions()["counter"].version
+        v1 = server.deployment.plugins.versions()["counter"].version
         slow: dict[str, Any] = {}
 
         async def slow_call() -> None:
@@ -177,11 +175,11 @@ async def test_a_call_in_flight_finishes_on_its_version_and_each_version_is_clos
             tg.start_soon(slow_call)
             await eventually(lambda: ("start", v1) in events(data, "counter"), 2)
             write(path, plugin_source("counter", LIFECYCLE.format(tag="v2")))
-            await eventually(lambda: plugin_catalog.versions()["counter"].version != v1, 2)
+            await eventually(lambda: server.deployment.plugins.versions()["counter"].version != v1, 2)
             assert (await client.call_tool("counter", {})).structured_content["tag"] == "v2"  # type: ignore[index]
             assert ("close", v1) not in events(data, "counter")  # v1 still has a call running
         assert slow["result"].structured_content == {"tag": "v1", "version": v1}
-        v2 = plugin_catalog.versions()["counter"].version
+        v2 = server.deployment.plugins.versions()["counter"].version
     log = events(data, "counter")
     assert log.index(("end", v1)) < log.index(("close", v1))
     for version in (v1, v2):
@@ -284,13 +282,14 @@ async def test_each_plugin_joins_the_profiles_it_asks_for(tools: Path, data: Pat
     (tools / "m.py").write_text(plugin_source("only_member", body))
     (tools / "g.py").write_text(plugin_source("only_guest", body, profiles=["guest"]))
     (tools / "s.py").write_text(plugin_source("safe_too", body, profiles=["notification-safe"]))
-    async with serving(tools, data):
-        member, guest, safe = (set(profile(name).names()) for name in ("member", "guest", "notification-safe"))
+    async with serving(tools, data) as server:
+        profiles = server.deployment.profiles
+        member, guest, safe = (set(profiles[name].names()) for name in ("member", "guest", "notification-safe"))
         assert {"only_member", "safe_too"} <= member and "only_guest" not in member
         assert "only_guest" in guest and not {"only_member", "safe_too"} & guest
         assert "safe_too" in safe and "only_member" not in safe
     plugins = {"only_member", "only_guest", "safe_too"}  # the server stopped: its plugins are gone
-    assert not plugins & set(profile("member").names()) and not plugins & set(profile("guest").names())
+    assert not plugins & set(profiles["member"].names()) and not plugins & set(profiles["guest"].names())
 
 
 async def test_the_context_a_plugin_receives(tools: Path, data: Path) -> None:
@@ -314,7 +313,7 @@ async def test_the_context_a_plugin_receives(tools: Path, data: Path) -> None:
         seen = result.structured_content
         assert seen is not None
         assert seen["caller"] == "alice" and seen["role"] == "member" and seen["request"]
-        assert seen["tool"] == "ctx" and seen["version"] == plugin_catalog.versions()["ctx"].version
+        assert seen["tool"] == "ctx" and seen["version"] == server.deployment.plugins.versions()["ctx"].version
         assert Path(seen["data_dir"]) == data / "plugins" / "ctx"
         assert (data / "plugins" / "ctx" / "note.txt").read_text() == "kept"
         await eventually(lambda: len(progress) == 2, 2)

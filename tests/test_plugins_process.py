@@ -12,7 +12,6 @@ from mcp import Client
 
 from tests.plugin_files import LIFECYCLE, events, plugin_source, serving, write
 from tests.support import error_of, eventually
-from toolsets.extensions.plugins.deployment import plugin_catalog
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +36,7 @@ async def test_a_plugin_runs_in_its_own_worker_process(tools: Path, data: Path) 
         result = await client.call_tool("crashy", {})
         assert not result.is_error and result.structured_content is not None
         assert result.structured_content["pid"] != os.getpid()
-        assert result.structured_content["version"] == plugin_catalog.versions()["crashy"].version
+        assert result.structured_content["version"] == server.deployment.plugins.versions()["crashy"].version
 
 
 async def test_a_crash_fails_the_call_and_the_next_call_gets_a_fresh_worker(tools: Path, data: Path) -> None:
@@ -77,7 +76,7 @@ async def test_a_file_that_kills_its_importer_is_reported_and_never_published(to
     (tools / "suicide.py").write_text("import os\nos._exit(9)\n")
     (tools / "fine.py").write_text(plugin_source("fine", "def run(i, c):\n    return {'ok': True}\n"))
     async with serving(tools, data, plugin_isolation="process") as server, Client(server) as client:
-        assert [error.path.name for error in plugin_catalog.errors()] == ["suicide.py"]
+        assert [error.path.name for error in server.deployment.plugins.errors()] == ["suicide.py"]
         assert (await client.call_tool("fine", {})).structured_content == {"ok": True}
 
 
@@ -87,7 +86,7 @@ async def test_reload_in_process_isolation_keeps_calls_on_their_version_and_clos
     path = tools / "counter.py"
     path.write_text(plugin_source("counter", LIFECYCLE.format(tag="v1")))
     async with serving(tools, data, plugin_isolation="process") as server, Client(server) as client:
-        v1 = plugin_catalog.versions()["counter"].version
+        v1 = server.deployment.plugins.versions()["counter"].version
         results: list[object] = []
 
         async def slow() -> None:
@@ -97,9 +96,9 @@ async def test_reload_in_process_isolation_keeps_calls_on_their_version_and_clos
             tg.start_soon(slow)
             await eventually(lambda: ("start", v1) in events(data, "counter"), 5)
             write(path, plugin_source("counter", LIFECYCLE.format(tag="v2")))
-            await eventually(lambda: plugin_catalog.versions()["counter"].version != v1, 5)
+            await eventually(lambda: server.deployment.plugins.versions()["counter"].version != v1, 5)
         assert results == [{"tag": "v1", "version": v1}]
-        v2 = plugin_catalog.versions()["counter"].version
+        v2 = server.deployment.plugins.versions()["counter"].version
         assert (await client.call_tool("counter", {})).structured_content == {"tag": "v2", "version": v2}
     log = events(data, "counter")
     for version in (v1, v2):

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from server.app import build_server
-from server.extensions import extensions_running
+from server.composition import Deployment
 from server.settings import Settings
 from tests.support import INIT, child_env
 
@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Modules (and their submodules) that answering initialize must not load.
 NOT_BEFORE_INITIALIZE = (
     "toolsets.profiles",  # composing the profiles loads every toolset
+    "toolsets.front_door",
     "toolsets.pipeline.canary",
     "toolsets.pipeline.approval",
     "toolsets.pipeline.audit.middleware",
@@ -72,7 +73,7 @@ def forbidden(modules: list[str], names: tuple[str, ...]) -> list[str]:
 @pytest.mark.slow
 def test_initialize_is_answered_before_any_toolset_loads(tmp_path: Path) -> None:
     loaded = loaded_before_answer([], tmp_path)
-    assert {"mcp.server.mcpserver", "server.settings", "server.app"} <= set(loaded)
+    assert {"mcp.server.mcpserver", "server.settings", "server.composition"} <= set(loaded)
     assert forbidden(loaded, NOT_BEFORE_INITIALIZE) == []
 
 
@@ -86,12 +87,12 @@ def test_a_workspace_or_a_tools_folder_loads_what_it_needs_at_start(tmp_path: Pa
     )  # loaded before serving
 
 
-def test_the_builtin_gates_are_built_on_first_use(tmp_path: Path) -> None:
-    server = build_server(Settings(data_dir=tmp_path, timezone="UTC"))
-    exposure = server.exposure
-    assert "gates" not in vars(exposure)
-    assert {"update_event", "delete_event", "invite_to_event"} <= set(exposure.gates.by_tool)
-    assert exposure.gates is exposure.gates
+def test_the_profiles_and_builtin_gates_are_built_on_first_use(tmp_path: Path) -> None:
+    deployment = build_server(Settings(data_dir=tmp_path, timezone="UTC")).deployment
+    assert "front_door" not in vars(deployment) and "toolsets" not in vars(deployment)
+    gates = deployment.front_door.exposure.gates
+    assert {"update_event", "delete_event", "invite_to_event"} <= set(gates.by_tool)
+    assert deployment.front_door is deployment.front_door
 
 
 def test_the_audit_log_is_opened_on_first_use(tmp_path: Path) -> None:
@@ -106,7 +107,6 @@ def test_the_audit_log_is_opened_on_first_use(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_without_a_tools_folder_the_catalog_stays_unconfigured(tmp_path: Path) -> None:
-    from toolsets.extensions.plugins.deployment import plugin_catalog
-
-    async with extensions_running(Settings(data_dir=tmp_path, timezone="UTC")):
-        assert plugin_catalog.config is None and not plugin_catalog.versions()
+    deployment = Deployment(Settings(data_dir=tmp_path, timezone="UTC"))
+    async with deployment.running():
+        assert deployment.plugins is None

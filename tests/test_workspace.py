@@ -5,7 +5,6 @@ refused, destructive tools confirmed, and published only where the issue allows 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +13,10 @@ from mcp import Client
 
 from server.app import build_server
 from tests.support import SECRET, answering, child_env, error_of, mcp_client, settings, spawn_http_server, token
-from toolsets.extensions.plugins.deployment import workspace_slot
-from toolsets.profiles import profile
 
 pytestmark = pytest.mark.anyio
 
 WORKSPACE_TOOLS = {"list_files", "read_file", "write_file", "run_shell"}
-
-
-@pytest.fixture(autouse=True)
-def _unplugged() -> Iterator[None]:
-    yield
-    workspace_slot.plug(None)  # a later test's profiles must not see this test's workspace
 
 
 @pytest.fixture
@@ -197,16 +188,17 @@ async def test_write_file_and_run_shell_are_destructive_and_confirmed(room: Path
 
 
 async def test_published_on_stdio_never_to_guests_or_notification_safe(room: Path) -> None:
-    build_server(settings(workspace=room))
-    assert set(profile("member").names()) >= WORKSPACE_TOOLS
-    assert not WORKSPACE_TOOLS & set(profile("guest").names())
-    assert not WORKSPACE_TOOLS & set(profile("notification-safe").names())
-    build_server(settings(workspace=room, transport="http"))  # HTTP without --workspace-http: not at all
-    assert not WORKSPACE_TOOLS & set(profile("member").names())
-    build_server(settings(workspace=room, transport="http", workspace_http=True))
-    assert set(profile("member").names()) >= WORKSPACE_TOOLS
-    build_server(settings())
-    assert not WORKSPACE_TOOLS & set(profile("member").names())
+    def profiles(**overrides: Any) -> Any:
+        return build_server(settings(**overrides)).deployment.profiles
+
+    stdio = profiles(workspace=room)
+    assert set(stdio["member"].names()) >= WORKSPACE_TOOLS
+    assert not WORKSPACE_TOOLS & set(stdio["guest"].names())
+    assert not WORKSPACE_TOOLS & set(stdio["notification-safe"].names())
+    http = profiles(workspace=room, transport="http")  # HTTP without --workspace-http: not at all
+    assert not WORKSPACE_TOOLS & set(http["member"].names())
+    assert set(profiles(workspace=room, transport="http", workspace_http=True)["member"].names()) >= WORKSPACE_TOOLS
+    assert not WORKSPACE_TOOLS & set(profiles()["member"].names())
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -1,38 +1,110 @@
 """Named profiles: compositions of toolsets and wrappers, never copied lists of tools.
 
-This is the one place where policy is composed: a new wrapper or middleware is one line here.
-From the outside in: middleware (gates, argument checks) -> confirmation of destructive tools ->
+`build_profiles(...)` is the one place where policy is composed, and it returns a value: the composition
+root (server/composition.py, or `toolsets.assembly` in-process) calls it once per deployment and passes the
+result down. Nothing here is kept between calls, so two deployments in one process share nothing.
+From the outside in: middleware (canary, audit, tracing, gates) -> confirmation of destructive tools ->
 the toolsets themselves (a deferred tool's answer comes from the user's side).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import cache
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
 
 from toolsets.core.combined import CombinedToolset
 from toolsets.core.deferred import DeviceTools
 from toolsets.core.filtered import FilteredToolset
 from toolsets.core.middleware import Middleware, MiddlewareToolset
+from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
 from toolsets.pipeline.approval import ApprovalRequiredToolset
-from toolsets.pipeline.audit.middleware import audit
-from toolsets.pipeline.canary.router import canary_route
-from toolsets.pipeline.gates import enforce_gates
-from toolsets.pipeline.tracing import trace_call
 from toolsets.profile_names import PROFILE_NAMES
 
-# Argument middleware, outermost first (see toolsets/core/middleware.py for the ordering rules).
-# The audit log is first, so it sees every outcome (a no-op when the deployment gives no `Services.audit`).
-MIDDLEWARE: tuple[Middleware, ...] = (canary_route, audit, trace_call, enforce_gates)  # canary: picks the version first
+if TYPE_CHECKING:
+    from toolsets.extensions.plugins.catalog import PluginCatalog
+    from toolsets.pipeline.audit.writer import AuditSink
+    from toolsets.pipeline.gates.spec import GateSet
+
+Exposure = Literal["full", "progressive"]
+
+# An allow-list: agents composing notifications must not create events, look users up or send messages, and
+# a toolset added to `member` later stays out until it is listed here.
+NOTIFICATION_SAFE = frozenset({"datetime", "knowledge", "interaction", "permission", "places", "memory"})
 
 
-def with_policy(toolset: AbstractToolset) -> AbstractToolset:
-    return MiddlewareToolset(ApprovalRequiredToolset(toolset), MIDDLEWARE)
+@dataclass(frozen=True, slots=True)
+class Extensions:
+    """What a deployment adds to the assistant's toolsets."""
+
+    plugins: PluginCatalog | None = None  # the tools folder's plugins (--tools-dir)
+    workspace: AbstractToolset | None = None  # the workspace toolset, where the deployment publishes it
 
 
-@cache
-def profiles() -> Mapping[str, AbstractToolset]:
+NO_EXTENSIONS = Extensions()
+
+
+class Profiles(Mapping[str, AbstractToolset]):
+    """The composed profiles of one deployment, by name."""
+
+    def __init__(self, composed: Mapping[str, AbstractToolset]) -> None:
+        self._composed = dict(composed)
+
+    def __getitem__(self, name: str) -> AbstractToolset:
+        return self._composed[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._composed)
+
+    def __len__(self) -> int:
+        return len(self._composed)
+
+    def profile(self, name: str) -> AbstractToolset:
+        try:
+            return self._composed[name]
+        except KeyError:
+            raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILE_NAMES)}") from None
+
+    @cached_property
+    def device_tools(self) -> DeviceTools:
+        """The deferred tools of every profile, for the device routes."""
+        return DeviceTools(self.values())
+
+
+def with_policy(toolset: AbstractToolset, middleware: Sequence[Middleware] = ()) -> AbstractToolset:
+    return MiddlewareToolset(ApprovalRequiredToolset(toolset), middleware)
+
+
+def pipeline(
+    *, audit: AuditSink | None = None, gates: GateSet | None = None, plugins: PluginCatalog | None = None
+) -> tuple[Middleware, ...]:
+    """The deployment's middleware instances, outermost first: the canary picks a plugin call's version before
+    the audit line that names it; the audit log sees every outcome; the span covers the gates' answer too."""
+    from toolsets.pipeline.tracing import TracingMiddleware
+
+    chain: list[Middleware] = []
+    if plugins is not None:
+        from toolsets.pipeline.canary.middleware import CanaryMiddleware
+
+        chain.append(CanaryMiddleware(plugins))
+    if audit is not None:
+        from toolsets.pipeline.audit.middleware import AuditMiddleware
+
+        chain.append(AuditMiddleware(audit))
+    chain.append(TracingMiddleware())
+    if gates:
+        from toolsets.pipeline.gates.middleware import GateMiddleware
+
+        chain.append(GateMiddleware(gates))
+    return tuple(chain)
+
+
+def assistant_toolsets(
+    extensions: Extensions = NO_EXTENSIONS, exposure: Exposure = "full"
+) -> dict[str, AbstractToolset]:
+    """The member and guest toolsets before any policy (what gates are checked against)."""
     from toolsets.assistant.datetime_tools import datetime_toolset
     from toolsets.assistant.event_tools import event_toolset
     from toolsets.assistant.guest_tools import guest_toolset
@@ -43,60 +115,72 @@ def profiles() -> Mapping[str, AbstractToolset]:
     from toolsets.assistant.places_tools import places_toolset
     from toolsets.assistant.relay_tools import relay_toolset
     from toolsets.assistant.user_tools import user_toolset
-    from toolsets.extensions.exposure.tools import exposure_toolset
-    from toolsets.extensions.plugins.deployment import plugin_toolset, workspace_slot
+    from toolsets.extensions.exposure.tools import exposure_for
+
+    exposure_tools = exposure_for(exposure)
+    member: list[AbstractToolset] = [
+        datetime_toolset,
+        user_toolset,
+        knowledge_toolset,
+        memory_toolset,
+        places_toolset,
+        relay_toolset,
+        event_toolset,
+        interaction_toolset,
+        permission_toolset,
+        exposure_tools,
+    ]
+    guest: list[AbstractToolset] = [guest_toolset, exposure_tools]
+    if extensions.workspace is not None:
+        member.append(extensions.workspace)
+    if extensions.plugins is not None:
+        from toolsets.extensions.plugins.toolset import PluginToolset
+
+        member.append(PluginToolset(extensions.plugins, "member"))  # re-read whenever the catalog reloads
+        guest.append(PluginToolset(extensions.plugins, "guest"))
+    return {"member": CombinedToolset("member", *member), "guest": CombinedToolset("guest", *guest)}
+
+
+def build_profiles(
+    *,
+    middleware: Sequence[Middleware] = (),
+    extensions: Extensions = NO_EXTENSIONS,
+    exposure: Exposure = "full",
+    toolsets: Mapping[str, AbstractToolset] | None = None,
+) -> Profiles:
+    """member, notification-safe and guest, each wrapped once in the deployment's policy.
+
+    `toolsets`: the bare compositions from `assistant_toolsets` when the caller already made them.
+    """
+    bare = toolsets if toolsets is not None else assistant_toolsets(extensions, exposure)
+    member = with_policy(bare["member"], middleware)
+    keep = _notification_safe if extensions.plugins is None else _notification_safe_or_offered
+    notification_safe = FilteredToolset(member, keep, name="notification-safe")
+    guest = with_policy(bare["guest"], middleware)
+    profiles = Profiles({"member": member, "notification-safe": notification_safe, "guest": guest})
+    _ = profiles.device_tools  # a deferred tool whose declaration does not fit stops the deployment here
+    return profiles
+
+
+def _notification_safe(tool: Tool) -> bool:
+    return tool.toolset in NOTIFICATION_SAFE
+
+
+def _notification_safe_or_offered(tool: Tool) -> bool:
     from toolsets.extensions.plugins.tool import offered_to
 
-    member = with_policy(
-        CombinedToolset(
-            "member",
-            datetime_toolset,
-            user_toolset,
-            knowledge_toolset,
-            memory_toolset,
-            places_toolset,
-            relay_toolset,
-            event_toolset,
-            interaction_toolset,
-            permission_toolset,
-            exposure_toolset,
-            workspace_slot,  # the deployment's --workspace, where it is published (server/extensions.py)
-            plugin_toolset("member"),  # the --tools-dir plugins that ask for member (re-read on reload)
-        )
-    )
-    # An allow-list: agents composing notifications must not create events, look users up or send
-    # messages, and a toolset added to `member` later stays out until it is listed here.
-    safe = {
-        datetime_toolset.name,
-        knowledge_toolset.name,
-        interaction_toolset.name,
-        permission_toolset.name,
-        places_toolset.name,
-        memory_toolset.name,
-    }
-    notification_safe = FilteredToolset(
-        member, lambda tool: tool.toolset in safe or offered_to(tool, "notification-safe"), name="notification-safe"
-    )
-    guest = with_policy(CombinedToolset("guest", guest_toolset, exposure_toolset, plugin_toolset("guest")))
-    composed = {"member": member, "notification-safe": notification_safe, "guest": guest}
-    DeviceTools(composed.values())  # a deferred tool whose declaration does not fit stops the server here
-    return composed
+    return tool.toolset in NOTIFICATION_SAFE or offered_to(tool, "notification-safe")
 
 
-@cache
-def tool_arguments() -> Mapping[str, frozenset[str]]:
-    """Every tool of every profile, with its argument names (gates are checked against them)."""
-    return {tool.name: frozenset(tool.args_model.model_fields) for toolset in profiles().values() for tool in toolset}
+def reserved_tool_names() -> frozenset[str]:
+    """Names a plugin may not take: every built-in tool (the loaders included), and the workspace's tools even
+    where the workspace is not published."""
+    from toolsets.extensions.workspace.tools import WORKSPACE_TOOLS
+
+    builtin = assistant_toolsets(NO_EXTENSIONS, "progressive").values()
+    return frozenset({tool.name for toolset in builtin for tool in toolset} | WORKSPACE_TOOLS)
 
 
-@cache
-def device_tools() -> DeviceTools:
-    """The deferred tools of every profile, for the device routes."""
-    return DeviceTools(profiles().values())
-
-
-def profile(name: str) -> AbstractToolset:
-    try:
-        return profiles()[name]
-    except KeyError:
-        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILE_NAMES)}") from None
+def tool_arguments(toolsets: Iterable[AbstractToolset]) -> Mapping[str, frozenset[str]]:
+    """Every tool of these toolsets, with its argument names (gates are checked against them)."""
+    return {tool.name: frozenset(tool.args_model.model_fields) for toolset in toolsets for tool in toolset}

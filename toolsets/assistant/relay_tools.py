@@ -72,15 +72,14 @@ async def send_message_to_user(
     sender_name = (me.display_name or me.username) if me else None
     sender_name = sender_name or ctx.caller.user_id
     notification, composed_by = None, "template"
-    if ctx.composer is not None:
-        from toolsets.profiles import profile
-
+    safe_tools = ctx.profiles.get("notification-safe")
+    if ctx.composer is not None and safe_tools is not None:
         request = ComposeRequest(
             sender_name=sender_name,
             recipient_name=target.display_name or target.username or target.id,
             message=text,
             recipient_timezone=ctx.caller.timezone,
-            tools=profile("notification-safe"),
+            tools=safe_tools,
         )
         try:
             notification = await ctx.composer.compose(request, ctx)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from toolsets.core.call_notes import CallNotes
 from toolsets.core.context import ToolContext
 from toolsets.core.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolResult
 from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolError
@@ -41,6 +42,7 @@ class ToolCall:
     arguments: BaseModel
     ctx: ToolContext[Any]
     call_id: str = field(default_factory=new_call_id)  # one id per call: its audit lines and its trace span
+    notes: CallNotes = field(default_factory=CallNotes)  # kept by `replace`, so a wrapper's new call shares them
 
 
 async def settle(tool_name: str, pending: Awaitable[ToolResult]) -> ToolResult:

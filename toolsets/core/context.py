@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from toolsets.core.roles import Role
 
 if TYPE_CHECKING:
+    from toolsets.core.call_notes import CallNotes
     from toolsets.core.conversation import Conversation
     from toolsets.core.tool import Tool
     from toolsets.core.toolset import AbstractToolset
-    from toolsets.pipeline.gates.spec import GateSet
 
 DepsT = TypeVar("DepsT")
 
@@ -79,6 +79,7 @@ class DeferredCall:
     arguments: Mapping[str, Any]
     notification_message: str | None
     caller: Caller
+    notes: CallNotes | None = None  # the call's notes: the route that answered is written here
 
     @property
     def tool_name(self) -> str:
@@ -129,8 +130,9 @@ class ToolContext(Generic[DepsT]):
     deferred: DeferredResolver | None = None
     report_progress: ProgressReporter = _no_progress
     composer: Composer | None = None
-    gates: GateSet | None = None  # the deployment's gates (toolsets/pipeline/gates); None: no gates
     conversation: Conversation | None = None  # what this conversation did so far (gates, exposure)
+    # the deployment's profiles by name (tools that list or hand on another profile's tools read them here)
+    profiles: Mapping[str, AbstractToolset] = field(default_factory=dict)
     # The user's MCP host shows each call of this context before it runs (false for a nested run).
     host_approves: bool = True
 

@@ -35,7 +35,13 @@ class Conversation(Protocol):
     async def load(self, toolset: str) -> None: ...
 
 
-@dataclass
+class Conversations(Protocol):
+    """Conversations by key (in memory, or in Redis so replicas agree)."""
+
+    def get(self, key: str) -> Conversation: ...
+
+
+@dataclass(slots=True)
 class ConversationState:
     succeeded: set[str] = field(default_factory=set)
     seen: dict[str, dict[str, None]] = field(default_factory=dict)  # tool -> values, oldest first

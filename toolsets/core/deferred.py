@@ -24,6 +24,7 @@ from toolsets.core.context import DeferredCall, ToolContext
 from toolsets.core.errors import CallDeferred, ErrorCode, ToolError
 
 if TYPE_CHECKING:
+    from toolsets.core.call_notes import CallNotes
     from toolsets.core.tool import Tool
     from toolsets.core.toolset import AbstractToolset
 
@@ -55,7 +56,9 @@ def device_result(tool: Tool, data: Any) -> BaseModel:
     return tool.result_model.model_validate(data, strict=True)
 
 
-async def resolve_deferred(tool: Tool, arguments: BaseModel, deferred: CallDeferred, ctx: ToolContext[Any]) -> Any:
+async def resolve_deferred(
+    tool: Tool, arguments: BaseModel, deferred: CallDeferred, ctx: ToolContext[Any], notes: CallNotes | None = None
+) -> Any:
     if tool.device is None:
         raise RuntimeError(f"tool {tool.name!r} raised CallDeferred but declares no device=DeviceMethod(...)")
     if ctx.deferred is None:
@@ -65,7 +68,7 @@ async def resolve_deferred(tool: Tool, arguments: BaseModel, deferred: CallDefer
             code=ErrorCode.NO_ROUTE,
         )
     call_args = deferred.arguments or arguments.model_dump(mode="json")
-    return await ctx.deferred.resolve(DeferredCall(tool, call_args, deferred.notification_message, ctx.caller))
+    return await ctx.deferred.resolve(DeferredCall(tool, call_args, deferred.notification_message, ctx.caller, notes))
 
 
 class DeviceTools:

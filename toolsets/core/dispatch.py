@@ -18,7 +18,6 @@ from toolsets.core.context import ToolContext
 from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.errors import ErrorCode, ToolInputError
 from toolsets.core.problems import problems
-from toolsets.core.refusals import refused
 from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
 
@@ -31,10 +30,12 @@ async def dispatch(toolset: AbstractToolset, name: str, raw_args: Any, ctx: Tool
         logger.warning("unknown tool %r requested by %s", name, ctx.caller.user_id)
         available = ", ".join(sorted(toolset.names())) or "none"
         unknown = ToolErr(ErrorCode.UNKNOWN_TOOL, f"Unknown tool '{name}'. Tools available to you: {available}.")
-        return refused(name, raw_args, ctx, unknown)
+        toolset.refuse(name, raw_args, ctx, unknown)
+        return unknown
     arguments = _validate(tool, raw_args)
     if isinstance(arguments, ToolErr):
-        return refused(name, raw_args, ctx, arguments)
+        toolset.refuse(name, raw_args, ctx, arguments)
+        return arguments
     return await settle(name, toolset.call_tool(ToolCall(tool, arguments, ctx)))
 
 

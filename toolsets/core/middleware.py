@@ -1,8 +1,13 @@
-"""Middleware: functions around a call that may look at (or replace) its arguments before the tool runs,
-and answer for it (a corrective result) without running it (seed 004, "middleware gating").
+"""Middleware: objects around a call that may look at (or replace) its arguments before the tool runs,
+and answer for it (a corrective result) without running it.
 
     class Middleware(Protocol):
         async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolResult: ...
+
+A middleware is an instance configured once at composition with what it needs (`AuditMiddleware(sink)`,
+`GateMiddleware(gates)`, ...); what it learns about a call goes on the call (`call.notes`). One that also
+wants the calls the dispatcher refused before the pipeline (unknown tool, invalid arguments) defines
+`refused(name, raw_args, ctx, refusal)`.
 
 Ordering: a `MiddlewareToolset` runs its list in order, the first listed outermost (it sees the call
 first and the result last). It runs after the tool is found and its arguments are validated, and it
@@ -13,13 +18,17 @@ by `call.tool.args_model`. `call_next` never raises: what happens below arrives 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from toolsets.core.call import ToolCall, envelope_of
-from toolsets.core.envelope import ToolResult
+from toolsets.core.context import ToolContext
+from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.toolset import AbstractToolset
 from toolsets.core.wrapper import WrapperToolset
+
+logger = logging.getLogger("truloop.dispatch")
 
 CallNext = Callable[[ToolCall], Awaitable[ToolResult]]
 
@@ -40,6 +49,17 @@ class MiddlewareToolset(WrapperToolset):
 
     async def call_tool(self, call: ToolCall) -> ToolResult:
         return await self._first(call)
+
+    def refuse(self, name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
+        for one in self.middleware:
+            hook = getattr(one, "refused", None)
+            if hook is None:
+                continue
+            try:
+                hook(name, raw_args, ctx, refusal)
+            except Exception:
+                logger.exception("middleware %s failed on a refused call of %s", type(one).__name__, name)
+        self.wrapped.refuse(name, raw_args, ctx, refusal)
 
 
 class _Step:

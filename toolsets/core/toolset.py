@@ -12,8 +12,9 @@ from typing import Any
 
 from toolsets.core.annotations import ToolHints
 from toolsets.core.call import ToolCall, settle
+from toolsets.core.context import ToolContext
 from toolsets.core.deferred import DeviceMethod, resolve_deferred
-from toolsets.core.envelope import ToolOk, ToolResult
+from toolsets.core.envelope import ToolErr, ToolOk, ToolResult
 from toolsets.core.errors import CallDeferred
 from toolsets.core.tool import Tool, ToolFunction
 
@@ -32,6 +33,10 @@ class AbstractToolset:
     def revision(self) -> int:
         """Grows whenever `tools()` may have changed (plugins reloaded); 0 forever for a fixed toolset."""
         return 0
+
+    def refuse(self, name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
+        """A call of this toolset the dispatcher refused before running it (unknown tool, invalid arguments):
+        wrappers that watch calls (the middleware's audit and tracing) hear of it here."""
 
     def get(self, tool_name: str) -> Tool | None:
         return self.tools().get(tool_name)
@@ -79,7 +84,7 @@ async def _run(call: ToolCall) -> ToolResult:
     try:
         result: Any = await tool.run(call.ctx, call.arguments)
     except CallDeferred as deferred:
-        result = await resolve_deferred(call.tool, call.arguments, deferred, call.ctx)
+        result = await resolve_deferred(call.tool, call.arguments, deferred, call.ctx, call.notes)
     if not isinstance(result, tool.result_model):
         result = tool.result_model.model_validate(result)
     return ToolOk(result)

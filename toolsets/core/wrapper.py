@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from toolsets.core.call import ToolCall
-from toolsets.core.envelope import ToolResult
+from toolsets.core.context import ToolContext
+from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
 
@@ -25,3 +27,6 @@ class WrapperToolset(AbstractToolset):
 
     async def call_tool(self, call: ToolCall) -> ToolResult:
         return await self.wrapped.call_tool(call)
+
+    def refuse(self, name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
+        self.wrapped.refuse(name, raw_args, ctx, refusal)

@@ -1,16 +1,22 @@
-"""LangChain tools of a profile, for LangGraph's `ToolNode` and `create_react_agent` (the `langgraph` extra).
+"""LangChain tools of a profile, for LangGraph's `ToolNode` and `create_agent` (the `langgraph` extra).
 
     from toolsets.interop.langgraph_tools import langchain_tools
-    tools = langchain_tools(services, Caller("alice", timezone="Asia/Seoul"), "member")
-    graph = create_react_agent(model, tools, checkpointer=InMemorySaver())
+    tools = langchain_tools(assemble(services), Caller("alice", timezone="Asia/Seoul"), "member")
+    agent = create_agent(model, tools, checkpointer=InMemorySaver())
 
-Each tool publishes the MCP tool's description and input schema, runs through `toolsets.core.dispatch` like an
-MCP call, and answers a tool call with a `ToolMessage` (`status` "success" or "error", the structured result
-as `artifact`). A deferred tool (confirm_interaction, get_permission_status, get_calendar_events) asks the
-`device` resolver first when one is given; with no device to reach, it calls LangGraph's `interrupt()` with
-the seed's JSON-RPC request, and resuming the graph with the device's JSON-RPC response
-(`Command(resume={"jsonrpc": "2.0", "id": ..., "result": ...})`, or an error -32010 / -32001 / -32002) finishes
-the tool exactly as the device route does. Only code that imports this module imports langchain/langgraph.
+The tools are the profile's MCP tool list (same names, descriptions, input schemas). Each runs through the
+deployment's front door like an MCP call (gates, audit, canary, confirmation), and answers a tool call with a
+`ToolMessage` (`status` "success" or "error", the structured result as `artifact`). The calls of one graph thread
+(`configurable.thread_id`) are one conversation for the gates.
+
+A destructive tool asks the user the LangGraph way: `interrupt()` with `{"type": "confirmation", "tool",
+"arguments", "message"}`; resume with `Command(resume=True)` (or `{"action": "accept"}`) to run it, `False` /
+`{"action": "decline"}` or `{"action": "cancel"}` not to. A deferred tool (confirm_interaction,
+get_permission_status, get_calendar_events) asks the `device` resolver first when one is given; with no device to
+reach, it calls LangGraph's `interrupt()` with the seed's JSON-RPC request, and resuming the graph with the device's
+JSON-RPC response (`Command(resume={"jsonrpc": "2.0", "id": ..., "result": ...})`, or an error -32010 / -32001 /
+-32002) finishes the tool exactly as the device route does. Only code that imports this module imports
+langchain/langgraph.
 """
 
 from __future__ import annotations
@@ -26,11 +32,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
 from toolsets.core import safe_json
-from toolsets.core.context import Caller, ConfirmPolicy, DeferredCall, DeferredResolver
+from toolsets.core.context import Caller, ConfirmPolicy, ConfirmRequest, Decision, DeferredCall, DeferredResolver
 from toolsets.core.device_answer import DeviceError, device_answer
 from toolsets.core.envelope import ToolInputRequired
 from toolsets.core.errors import ErrorCode, InputRequired, ToolError
@@ -39,8 +46,7 @@ from toolsets.interop.runner import InteropRunner, runner_for
 from toolsets.interop.shapes import Shape, call_from
 
 if TYPE_CHECKING:
-    from langchain_core.runnables import RunnableConfig
-
+    from toolsets.front_door import FrontDoor
     from toolsets.services import Services
 
 # The id of the LangChain tool call being run (set around `invoke`), so a deferred call's JSON-RPC id stays
@@ -49,24 +55,27 @@ _TOOL_CALL_ID: ContextVar[str | None] = ContextVar("truloop_tool_call_id", defau
 
 
 def langchain_tools(
-    services: Services,
+    door: FrontDoor | Services,
     caller: Caller | str,
     profile: str = "member",
     *,
-    confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO,
+    confirm_policy: ConfirmPolicy | None = None,
     device: DeferredResolver | None = None,
 ) -> list[BaseTool]:
-    """The tools of `profile` (member, notification-safe, guest) for `caller`, as LangChain tools.
+    """The tools of `profile` (member, notification-safe, guest) for `caller`, as LangChain tools, over a
+    deployment's front door (`toolsets.assembly.assemble(services)`; given `Services`, one is assembled).
 
-    `confirm_policy`: nobody can be asked in-process, so `auto` runs destructive tools (the graph is the host
-    that approved them) and `strict` cancels them. `device`: a resolver that reaches the user's device (the
-    interrupt is the fallback when it answers `no_route`).
+    `confirm_policy` (default: the door's): destructive tools are confirmed with `interrupt()`; `off` never
+    asks; outside a graph run nobody can be asked, so `auto` runs them (the caller approved) and `strict`
+    cancels them. `device`: a resolver that reaches the user's device (the interrupt is the fallback when it
+    answers `no_route`).
     """
     runner = runner_for(
-        services,
+        door,
         caller,
         profile,
         confirm_policy=confirm_policy,
+        confirmer=InterruptConfirmer(),
         deferred=InterruptResolver(device),
         transport="langgraph",
     )
@@ -100,9 +109,9 @@ class TruloopTool(BaseTool):
         finally:
             _TOOL_CALL_ID.reset(token)
 
-    def _run(self, *args: Any, **kwargs: Any) -> Any:
+    def _run(self, *args: Any, config: RunnableConfig, **kwargs: Any) -> Any:
         def run() -> Any:
-            return asyncio.run(self._arun(*args, **kwargs))
+            return asyncio.run(self._arun(*args, config=config, **kwargs))
 
         try:
             asyncio.get_running_loop()
@@ -112,10 +121,11 @@ class TruloopTool(BaseTool):
         with ThreadPoolExecutor(1) as pool:
             return pool.submit(contextvars.copy_context().run, run).result()
 
-    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+    async def _arun(self, *args: Any, config: RunnableConfig, **kwargs: Any) -> Any:
         tool_call_id = _TOOL_CALL_ID.get()
         call = call_from(Shape.LANGCHAIN, tool_call_id, self.name, args[0] if args else kwargs)
-        outcome = await self.runner.outcome(call)
+        thread = (config.get("configurable") or {}).get("thread_id")
+        outcome = await self.runner.outcome(call, conversation=None if thread is None else f"langgraph:{thread}")
         if isinstance(outcome, ToolInputRequired) and isinstance(outcome.payload, _Paused):
             raise outcome.payload.signal  # LangGraph's interrupt, raised outside the dispatcher that settled it
         message = reply(call, outcome)
@@ -142,6 +152,41 @@ class _Paused:
     """LangGraph's interrupt signal, carried through the dispatcher as an `InputRequired` payload."""
 
     signal: BaseException
+
+
+class InterruptConfirmer:
+    """Confirmation of destructive tools the LangGraph way: `interrupt()` with the question, and the graph's owner
+    resumes with the user's answer (outside a graph run nobody can be asked, and the policy decides)."""
+
+    async def confirm(self, request: ConfirmRequest) -> Decision:
+        from langgraph.errors import GraphBubbleUp
+        from langgraph.types import interrupt
+
+        question = {
+            "type": "confirmation",
+            "tool": request.tool_name,
+            "arguments": dict(request.arguments),
+            "message": request.message,
+        }
+        try:
+            answer = interrupt(question)
+        except GraphBubbleUp as signal:
+            raise InputRequired(_Paused(signal)) from None
+        except Exception:  # not inside a LangGraph run
+            return Decision.UNAVAILABLE
+        return decision_of(answer)
+
+
+def decision_of(answer: Any) -> Decision:
+    """The resume value as a decision: True / "accept" / {"action": "accept"} run the tool, False / "decline" /
+    {"action": "decline"} decline it; anything else (including "cancel") cancels it."""
+    if isinstance(answer, Mapping):
+        answer = answer.get("action", answer.get("confirmed"))
+    if answer is True or answer == "accept":
+        return Decision.ACCEPTED
+    if answer is False or answer == "decline":
+        return Decision.DECLINED
+    return Decision.CANCELLED
 
 
 class InterruptResolver:

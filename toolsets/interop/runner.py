@@ -1,25 +1,35 @@
-"""Answer any framework's tool calls in-process: each goes through `dispatch` with a profile, exactly as an
-MCP call does (lookup, validation, middleware, confirmation policy, deferred resolution), and comes back
-as a reply in its own shape. Nothing here raises for a bad call: every failure is a reply.
+"""Answer any framework's tool calls in-process: each goes through the deployment's front door
+(toolsets/front_door.py), exactly as an MCP call does (exposure, gates, audit, canary, validation,
+confirmation policy, deferred resolution), and comes back as a reply in its own shape. Nothing here raises
+for a bad call: every failure is a reply.
 
-    runner = runner_for(services, Caller("alice", timezone="Asia/Seoul"), "member")
+    runner = runner_for(assemble(services), Caller("alice", timezone="Asia/Seoul"), "member")
     replies = await runner.reply(ai_message)   # a call, a list of calls, or an assistant message
 
-Confirmation: nobody can be asked in-process, so `--confirm` decides as for an MCP client without
-elicitation: `auto` runs a destructive tool (the calling framework is the host that approved the call),
-`strict` cancels it, `off` never asks.
+The runner's calls are one conversation (gates remember what it did). Confirmation: nobody can be asked
+in-process unless a `confirmer` is given, so the policy decides as for an MCP client without elicitation:
+`auto` runs a destructive tool (the calling framework is the host that approved the call), `strict`
+cancels it, `off` never asks.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+import secrets
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from toolsets.core.context import Caller, ConfirmPolicy, DeferredCall, DeferredResolver, RequestInfo, ToolContext
-from toolsets.core.dispatch import dispatch
+from toolsets.core.context import (
+    Caller,
+    Confirmer,
+    ConfirmPolicy,
+    DeferredCall,
+    DeferredResolver,
+    RequestInfo,
+    ToolContext,
+)
 from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.toolset import AbstractToolset
@@ -27,11 +37,13 @@ from toolsets.interop.replies import frame, not_a_call, reply
 from toolsets.interop.shapes import Item, ParsedCall, parse_document
 
 if TYPE_CHECKING:
+    from toolsets.front_door import FrontDoor
     from toolsets.services import Services
 
 logger = logging.getLogger("truloop.interop")
 
-ContextFactory = Callable[[ParsedCall], ToolContext[Any]]
+# A call's context; the second argument names another conversation than the runner's (e.g. a graph thread).
+ContextFactory = Callable[[ParsedCall, str | None], ToolContext[Any]]
 
 IN_PROCESS_NO_ROUTE = (
     "nothing in this process can reach the device or ask the user. Pass a resolver (`deferred=`) that reaches "
@@ -56,19 +68,11 @@ class NoDeviceRoute:
 class InteropRunner:
     """Runs the calls of one document concurrently (at most `concurrency` at once); replies keep their order."""
 
-    def __init__(
-        self,
-        toolset: AbstractToolset,
-        context: ContextFactory,
-        *,
-        concurrency: int = 32,
-        before_first_call: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
-        self.toolset = toolset
+    def __init__(self, door: FrontDoor, profile: str, context: ContextFactory, *, concurrency: int = 32) -> None:
+        self.door = door
+        self.toolset: AbstractToolset = door.toolset(profile)  # what a framework binds: the list MCP publishes
         self.context = context
         self.concurrency = concurrency
-        self._before_first_call = before_first_call
-        self._prepared = before_first_call is None
 
     async def reply(self, document: Any) -> Any:
         """Replies to a call (one reply), a list of calls (a list) or an assistant message (its replies)."""
@@ -98,10 +102,9 @@ class InteropRunner:
             return not_a_call(item)
         return reply(item, await self.outcome(item))
 
-    async def outcome(self, call: ParsedCall) -> ToolResult:
-        """The envelope of one call (never raises, but for the cancellation of the surrounding task)."""
-        if not self._prepared:
-            await self._prepare()
+    async def outcome(self, call: ParsedCall, *, conversation: str | None = None) -> ToolResult:
+        """The envelope of one call (never raises, but for the cancellation of the surrounding task);
+        `conversation` names the conversation it belongs to, if not the runner's."""
         if call.bad_json is not None and self.toolset.get(call.name) is not None:
             return ToolErr(
                 ErrorCode.VALIDATION,
@@ -109,46 +112,49 @@ class InteropRunner:
                 "Send them as a JSON object.",
             )
         arguments = {} if call.bad_json is not None else call.arguments
-        return await dispatch(self.toolset, call.name, arguments, self.context(call))
-
-    async def _prepare(self) -> None:
-        # No lock: the runner may serve several event loops (a sync LangGraph runs each tool call in a loop of its
-        # own), and the step is idempotent, so calls that start together may each run it.
-        if self._before_first_call is not None:
-            try:
-                await self._before_first_call()
-            except Exception:
-                logger.warning("preparing the interop runner failed", exc_info=True)
-        self._prepared = True
+        return await self.door.call(self.context(call, conversation), call.name, arguments)
 
 
 def runner_for(
-    services: Services,
+    door: FrontDoor | Services,
     caller: Caller | str,
     profile: str = "member",
     *,
-    confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO,
+    confirm_policy: ConfirmPolicy | None = None,
+    confirmer: Confirmer | None = None,
     deferred: DeferredResolver | None = None,
     transport: str = "in-process",
+    conversation: str | None = None,
     concurrency: int = 32,
 ) -> InteropRunner:
-    """A runner for `caller` over a profile of `toolsets.profiles` (member, notification-safe, guest).
+    """A runner for `caller` over a profile (member, notification-safe, guest) of a deployment's front door
+    (`toolsets.assembly.assemble(services)` makes one; given `Services`, one is assembled here).
 
     `deferred` answers deferred tools (a resolver that reaches the device); without one they reply `no_route`.
-    The caller enters the user directory on the first call, as on an MCP server.
+    `confirmer` asks the user to confirm destructive tools; `confirm_policy` defaults to the door's.
+    `conversation` names the conversation gates remember (default: one for this runner).
     """
-    from toolsets.assistant.directory import enter_directory
-    from toolsets.profiles import profile as named_profile
+    from toolsets.front_door import FrontDoor
 
+    if not isinstance(door, FrontDoor):
+        from toolsets.assembly import assemble
+
+        door = assemble(door, confirm_policy=confirm_policy or ConfirmPolicy.AUTO)
     who = Caller(user_id=caller) if isinstance(caller, str) else caller
-    toolset = named_profile(profile)
+    door.toolset(profile)  # an unknown profile fails here, not at the first call
     resolver = deferred or NoDeviceRoute()
+    talk = door.conversation(conversation or f"{transport}:{who.user_id}:{profile}:{secrets.token_hex(6)}")
 
-    def context(call: ParsedCall) -> ToolContext[Any]:
-        request = RequestInfo(request_id=call.call_id, transport=transport, profile=toolset.name)
-        return ToolContext(caller=who, deps=services, request=request, confirm_policy=confirm_policy, deferred=resolver)
+    def context(call: ParsedCall, conversation: str | None) -> ToolContext[Any]:
+        named = talk if conversation is None else door.conversation(f"{conversation}:{who.user_id}:{profile}")
+        return door.context_for(
+            who,
+            profile,
+            request=RequestInfo(request_id=call.call_id, transport=transport, profile=profile),
+            conversation=named,
+            confirm_policy=confirm_policy,
+            confirmer=confirmer,
+            deferred=resolver,
+        )
 
-    async def before_first_call() -> None:
-        await enter_directory(services.users, who)
-
-    return InteropRunner(toolset, context, concurrency=concurrency, before_first_call=before_first_call)
+    return InteropRunner(door, profile, context, concurrency=concurrency)

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.trace import SpanKind, StatusCode, get_tracer
 
 from toolsets.core.call import ToolCall, new_call_id
+from toolsets.core.call_notes import CallNotes
 from toolsets.core.context import ToolContext
 from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.middleware import CallNext
-from toolsets.pipeline.audit.notes import current_notes
 from toolsets.pipeline.audit.record import outcome_status
 from toolsets.pipeline.tracer_provider import provider_installed
 
@@ -35,29 +35,35 @@ def tracer() -> Tracer:
     return get_tracer(TRACER_NAME, builtin_version())  # a proxy: follows a provider installed later
 
 
-async def trace_call(call: ToolCall, call_next: CallNext) -> ToolResult:
-    if not provider_installed():  # no SDK installed: its spans record nothing
-        return await call_next(call)
+class TracingMiddleware:
+    """A span per call, and per call the dispatcher refused before the pipeline (unknown tool, invalid
+    arguments). Spans are made only once an SDK tracer provider is installed (checked per call)."""
 
-    attributes = _attributes(call.tool.name, call.call_id, call.ctx)
-    with tracer().start_as_current_span(
-        f"execute_tool {call.tool.name}",
-        kind=SpanKind.INTERNAL,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
-        outcome = await call_next(call)
-        _describe(span, outcome)
-        return outcome
+    __slots__ = ()
 
+    async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolResult:
+        if not provider_installed():  # no SDK installed: its spans record nothing
+            return await call_next(call)
 
-def trace_refusal(name: str, ctx: ToolContext[Any], refusal: ToolErr) -> None:
-    """A call the dispatcher refused before the pipeline (unknown tool, invalid arguments) gets its span too."""
-    with tracer().start_as_current_span(
-        f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=_attributes(name, new_call_id(), ctx)
-    ) as span:
-        _describe(span, refusal)
+        attributes = _attributes(call.tool.name, call.call_id, call.ctx)
+        with tracer().start_as_current_span(
+            f"execute_tool {call.tool.name}",
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            outcome = await call_next(call)
+            _describe(span, outcome, call.notes)
+            return outcome
+
+    def refused(self, name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
+        if not provider_installed():
+            return
+        with tracer().start_as_current_span(
+            f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=_attributes(name, new_call_id(), ctx)
+        ) as span:
+            _describe(span, refusal, None)
 
 
 def _attributes(name: str, call_id: str, ctx: ToolContext[Any]) -> dict[str, Any]:
@@ -75,10 +81,9 @@ def _attributes(name: str, call_id: str, ctx: ToolContext[Any]) -> dict[str, Any
     return attributes
 
 
-def _describe(span: Span, outcome: ToolResult) -> None:
+def _describe(span: Span, outcome: ToolResult, notes: CallNotes | None) -> None:
     if not span.is_recording():
         return
-    notes = current_notes()
     if notes is not None and notes.deferred_route is not None:
         span.set_attribute("truloop.deferred.route", notes.deferred_route)
     status, code = outcome_status(outcome)  # as the call's audit line says it

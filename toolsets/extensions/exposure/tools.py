@@ -21,6 +21,7 @@ from toolsets.core.toolset import AbstractToolset, Toolset
 exposure_toolset = Toolset("exposure")
 
 ALWAYS_ON = frozenset({"datetime", "exposure"})  # toolsets a progressive session starts with
+LOADERS = frozenset({"list_toolsets", "load_toolset"})  # published in progressive mode only
 
 
 class ToolsetSummary(BaseModel):
@@ -57,10 +58,22 @@ class ToolSearchResult(BaseModel):
     matches: list[ToolMatchResult] = Field(description="Best first")
 
 
-def _profile(ctx: ToolContext[Any]) -> AbstractToolset:
-    from toolsets.profiles import profile
+def exposure_for(mode: str) -> AbstractToolset:
+    """The exposure toolset of a deployment: with its loaders in progressive mode, only `search_tools` in full."""
+    if mode == "progressive":
+        return exposure_toolset
+    from toolsets.core.filtered import FilteredToolset
 
-    return profile(ctx.request.profile or ctx.caller.role)
+    return FilteredToolset(exposure_toolset, lambda tool: tool.name not in LOADERS, name=exposure_toolset.name)
+
+
+def _profile(ctx: ToolContext[Any]) -> AbstractToolset:
+    """The toolset this call was made in (the caller's profile, from the deployment's profiles)."""
+    name = ctx.request.profile or ctx.caller.role
+    found = ctx.profiles.get(name)
+    if found is None:
+        raise ToolError(f"This front did not say which profile the call runs in ({name!r} is unknown).")
+    return found
 
 
 def _groups(toolset: AbstractToolset) -> dict[str, list[Tool]]:

@@ -108,21 +108,9 @@ def plugin_files(tools_dir: Path) -> dict[Path, Signature]:
     return found
 
 
-def builtin_tool_names() -> frozenset[str]:
-    """Every tool the profiles publish that is not a plugin, and the workspace's tools even where they are not
-    published (a deployment may plug the workspace in later): a plugin may not take one of these names."""
-    from toolsets.extensions.plugins.tool import is_plugin
-    from toolsets.extensions.workspace.tools import WORKSPACE_TOOLS
-    from toolsets.profiles import profiles
-
-    published = {tool.name for toolset in profiles().values() for tool in toolset if not is_plugin(tool)}
-    return frozenset(published | WORKSPACE_TOOLS)
-
-
 class PluginCatalog:
-    def __init__(
-        self, reserved: Callable[[], Collection[str]] = builtin_tool_names, changes: ToolListChanges | None = None
-    ) -> None:
+    def __init__(self, reserved: Callable[[], Collection[str]], changes: ToolListChanges | None = None) -> None:
+        """`reserved`: the names a plugin may not take (the deployment's built-in tools), asked at each load."""
         self.config: PluginConfig | None = None
         self.reserved = reserved
         self.changes = changes if changes is not None else ToolListChanges()

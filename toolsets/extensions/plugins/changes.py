@@ -3,11 +3,6 @@
 The MCP front subscribes each server, which tells its handshake-era sessions
 (`notifications/tools/list_changed`) and its 2026-07-28 listen streams. Listeners are held weakly:
 a server that is gone stops hearing without unsubscribing.
-
-`plugin_tool_changes` is the deployment catalog's
-(`toolsets.extensions.plugins.deployment.plugin_catalog.changes`), here so
-that a server can subscribe at start without loading the catalog (which a deployment without plugins never needs
-before its first tool list).
 """
 
 from __future__ import annotations
@@ -45,6 +40,3 @@ class ToolListChanges:
                     await listener()
                 except Exception:
                     logger.warning("a tool-list-changed listener failed", exc_info=True)
-
-
-plugin_tool_changes = ToolListChanges()

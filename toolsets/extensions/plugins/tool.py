@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
+from toolsets.core.call_notes import Route
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import ErrorCode, ToolError, ToolInputError
 from toolsets.core.tool import Tool
-from toolsets.pipeline.audit.notes import Route
 
 if TYPE_CHECKING:
     from toolsets.extensions.plugins.version import PluginVersion

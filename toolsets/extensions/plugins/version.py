@@ -19,12 +19,12 @@ from typing import Any
 
 import anyio
 
+from toolsets.core.call_notes import Route
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.extensions.plugins.runner import CallInfo, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource
 from toolsets.extensions.plugins.spec import PluginSpec
-from toolsets.pipeline.audit.notes import Route, note_version
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -85,7 +85,6 @@ class PluginVersion:
                 f"The tool {self.name} was replaced or removed while this call waited; call it again.",
                 retryable=True,
             )
-        note_version(self.version, route)
         self._active += 1
         try:
             return await self._run(dict(arguments), ctx)

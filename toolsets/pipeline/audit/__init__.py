@@ -1,7 +1,6 @@
 """The audit log (seed 003): every tool call and its result as a masked JSON line.
 
-record.py (the line's schema), masking.py (what never reaches the log), notes.py (what a call learns on
-its way down: deferred route, tool version), writer.py (bounded queue + background thread + rotation),
-middleware.py (the pipeline's outermost layer). toolsets/profiles.py composes the middleware; the
-deployment (server/app.py) gives `Services.audit` a writer.
+record.py (the line's schema), masking.py (what never reaches the log), writer.py (bounded queue + background
+thread + rotation), middleware.py (`AuditMiddleware(sink)`, near the outside of the pipeline). What a call
+learns on its way down (deferred route, tool version) is on the call (`toolsets/core/call_notes.py`).
 """

@@ -1,9 +1,10 @@
 """The audit middleware: a `tool_call` line when a call enters the pipeline, a `tool_result` line with its
-outcome when it leaves (composed outermost in toolsets/profiles.py, so it sees every envelope).
+outcome when it leaves (composed outermost but for the canary, which picks the version both lines carry).
 
-The sink is the deployment's (`ctx.deps.audit`, see `Services`); without one this is a pass-through.
-Calls refused before the pipeline (unknown tool, invalid arguments) are written by `audit_refusal`.
-Auditing never fails a call: a problem here is logged and the call goes on.
+`AuditMiddleware(sink)` is built once at composition with the deployment's sink (toolsets/pipeline/audit/writer);
+a deployment without an audit log composes none. Calls refused before the pipeline (unknown tool, invalid
+arguments) get both lines from `refused`. Auditing never fails a call: a problem here is logged and the call
+goes on.
 """
 
 from __future__ import annotations
@@ -15,18 +16,14 @@ from functools import cache
 from typing import Any
 
 from toolsets.core.call import ToolCall, new_call_id
+from toolsets.core.call_notes import CallNotes
 from toolsets.core.context import ToolContext
 from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.middleware import CallNext
-from toolsets.pipeline.audit.notes import CallNotes, OpenNotes
 from toolsets.pipeline.audit.record import Entry, outcome_status
 from toolsets.pipeline.audit.writer import AuditSink
 
 logger = logging.getLogger("truloop.audit")
-
-
-def audit_sink(ctx: ToolContext[Any]) -> AuditSink | None:
-    return getattr(ctx.deps, "audit", None)
 
 
 @cache
@@ -40,34 +37,32 @@ def builtin_version() -> str:
         return "unknown"
 
 
-async def audit(call: ToolCall, call_next: CallNext) -> ToolResult:
-    sink = audit_sink(call.ctx)
-    if sink is None:
-        return await call_next(call)
-    opened = OpenNotes()
-    notes = opened.notes
-    started = time.perf_counter()
-    entry = _emit_call(sink, call.tool.name, call.call_id, call.arguments, call.ctx, notes)
-    outcome: ToolResult | None = None
-    try:
-        outcome = await call_next(call)
-        return outcome
-    finally:  # also when the surrounding task is cancelled (the client withdrew the request)
-        opened.close()
+class AuditMiddleware:
+    __slots__ = ("sink",)
+
+    def __init__(self, sink: AuditSink) -> None:
+        self.sink = sink
+
+    async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolResult:
+        notes = call.notes
+        started = time.perf_counter()
+        entry = _emit_call(self.sink, call.tool.name, call.call_id, call.arguments, call.ctx, notes)
+        outcome: ToolResult | None = None
+        try:
+            outcome = await call_next(call)
+            return outcome
+        finally:  # also when the surrounding task is cancelled (the client withdrew the request)
+            if entry is not None:
+                latency = (time.perf_counter() - started) * 1000
+                _emit_result(self.sink, entry, outcome, notes, latency, call.tool.deferred)
+
+    def refused(self, name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
+        """A call the dispatcher refused before it reached the pipeline: both lines, at once."""
+        notes = CallNotes()
+        arguments = raw_args if isinstance(raw_args, Mapping) or raw_args is None else str(raw_args)
+        entry = _emit_call(self.sink, name, new_call_id(), arguments, ctx, notes)
         if entry is not None:
-            _emit_result(sink, entry, outcome, notes, (time.perf_counter() - started) * 1000, call.tool.deferred)
-
-
-def audit_refusal(name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
-    """A call the dispatcher refused before it reached the pipeline: both lines, at once."""
-    sink = audit_sink(ctx)
-    if sink is None:
-        return
-    notes = CallNotes()
-    arguments = raw_args if isinstance(raw_args, Mapping) or raw_args is None else str(raw_args)
-    entry = _emit_call(sink, name, new_call_id(), arguments, ctx, notes)
-    if entry is not None:
-        _emit_result(sink, entry, refusal, notes, 0.0, deferred=False)
+            _emit_result(self.sink, entry, refusal, notes, 0.0, deferred=False)
 
 
 def _emit_call(

@@ -14,10 +14,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_json
 
+from toolsets.core.call_notes import DeferredRoute, Route
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, ToolResult
 from toolsets.core.errors import ErrorCode
 from toolsets.pipeline.audit.masking import Masker
-from toolsets.pipeline.audit.notes import DeferredRoute, Route
 
 Status = Literal["ok", "error", "cancelled", "input_required"]
 Entry = dict[str, Any]  # an AuditRecord's fields, with `ts` as epoch seconds and `arguments` not yet masked

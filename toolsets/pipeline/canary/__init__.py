@@ -10,5 +10,6 @@ A candidate version is `DIR/NAME.canary.py` declaring the same tool name as a se
   operator's command), or in Redis (bridge/redis_canary.py) so every replica routes and decides alike
 - files.py: promotion to 100% (the candidate becomes the stable file, the old one goes under DIR/.history/)
   and hard rollback (the candidate file is disabled)
-- router.py: the per-call hook (`canary_route` middleware, `CanaryRouter.run`), samples, decisions, audit events
+- middleware.py: `CanaryMiddleware(catalog)`, which picks the version of a call and pins it on the call
+- router.py: `CanaryRouter.run` (runs the pinned version), samples, decisions, audit events
 """

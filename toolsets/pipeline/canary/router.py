@@ -1,11 +1,11 @@
 """The per-call hook of the canary rollout: pick the version, run it, keep its sample, apply the rules.
 
-`canary_route` (a middleware composed before the audit middleware in toolsets/profiles.py) picks the version of a
-plugin call that has a candidate, so both audit lines carry `tool_version` and `route`; `CanaryRouter.run` (the
-plugin toolset's innermost step) runs the call on that version, records its sample, and every `EVALUATE_EVERY`
-candidate calls (at once for a fatal error) applies the rules. A decision is one audit event (`canary_decision`),
-written by the one process whose revision-checked write won. The canary never fails a call: when its store is
-unreachable, calls run on the stable version and nothing is recorded.
+`CanaryMiddleware` (toolsets/pipeline/canary/middleware.py, composed before the audit middleware) picks the version
+of a plugin call that has a candidate and pins it on the call's notes, so both audit lines carry `tool_version` and
+`route`; `CanaryRouter.run` (the plugin toolset's innermost step) runs the call on that version, records its sample,
+and every `EVALUATE_EVERY` candidate calls (at once for a fatal error) applies the rules. A decision is one audit
+event (`canary_decision`), written by the one process whose revision-checked write won. The canary never fails a
+call: when its store is unreachable, calls run on the stable version and nothing is recorded.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +20,9 @@ import anyio
 import anyio.to_thread
 
 from toolsets.core.call import ToolCall
+from toolsets.core.call_notes import Route
 from toolsets.core.envelope import ToolOk, ToolResult
 from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolError
-from toolsets.pipeline.audit.notes import Route, preset_version
 from toolsets.pipeline.canary import actions, files
 from toolsets.pipeline.canary.metrics import Outcome, Sample, crash_types, windows
 from toolsets.pipeline.canary.policy import EVALUATE_EVERY, ladder_for
@@ -49,20 +48,19 @@ class Choice:
     state: CanaryState
 
 
-_choice: ContextVar[Choice | None] = ContextVar("truloop_canary_choice", default=None)
-
-
 class CanaryRouter:
     def __init__(self, catalog: PluginCatalog) -> None:
         self.catalog = catalog
         self.store: CanaryStore = LocalCanaryStore()
         self.key_kind: KeyKind = "user"
+        self.emit: Emit | None = None  # the audit log's, for decision lines
         self._evaluating: dict[str, anyio.Lock] = {}
         self._files = anyio.Lock()
 
-    def configure(self, store: CanaryStore | None, key_kind: KeyKind = "user") -> None:
+    def configure(self, store: CanaryStore | None, key_kind: KeyKind = "user", emit: Emit | None = None) -> None:
         self.store = store if store is not None else LocalCanaryStore()
         self.key_kind = key_kind
+        self.emit = emit
 
     # -- choosing ----------------------------------------------------------------------------------------------
 
@@ -76,7 +74,7 @@ class CanaryRouter:
         candidate = self.catalog.candidate(tool.name)
         if candidate is None:
             return None
-        emit = _emitter(call)
+        emit = self.emit
         try:
             state = await self._state(tool.version, candidate, emit)
             if state is None:
@@ -120,12 +118,14 @@ class CanaryRouter:
     # -- running -----------------------------------------------------------------------------------------------
 
     async def run(self, call: ToolCall) -> ToolResult:
-        choice = _choice.get()
-        if choice is None or choice.call_id != call.call_id:
+        choice = call.notes.pinned
+        if not isinstance(choice, Choice) or choice.call_id != call.call_id:
             choice = await self.choose(call)
         tool: Any = call.tool
         if choice is None:
+            call.notes.pin(tool.version.version, "stable")
             return ToolOk(await tool.run(call.ctx, call.arguments))
+        call.notes.pin(choice.version.version, choice.route, choice)
         started = time.perf_counter()
         outcome: Outcome | None = None
         crash: str | None = None
@@ -144,7 +144,7 @@ class CanaryRouter:
         finally:
             if outcome is not None:
                 sample = Sample(time.time(), outcome, (time.perf_counter() - started) * 1000, crash)
-                await self._after(choice, sample, _emitter(call))
+                await self._after(choice, sample, self.emit)
 
     async def _after(self, choice: Choice, sample: Sample, emit: Emit | None) -> None:
         state = choice.state
@@ -233,29 +233,6 @@ class CanaryRouter:
             )
             if done is not None:
                 await self.catalog.rescan(settle=False)
-
-
-async def canary_route(call: ToolCall, call_next: Callable[[ToolCall], Awaitable[ToolResult]]) -> ToolResult:
-    """Middleware: picks the version of a plugin call that has a candidate, before the audit line is written."""
-    from toolsets.extensions.plugins.deployment import plugin_catalog
-    from toolsets.extensions.plugins.tool import PluginTool
-
-    if not isinstance(call.tool, PluginTool) or plugin_catalog.candidate(call.tool.name) is None:
-        return await call_next(call)
-    choice = await plugin_catalog.canary.choose(call)
-    if choice is None:
-        return await call_next(call)
-    token = _choice.set(choice)
-    try:
-        with preset_version(choice.version.version, choice.route):
-            return await call_next(call)
-    finally:
-        _choice.reset(token)
-
-
-def _emitter(call: ToolCall) -> Emit | None:
-    sink = getattr(call.ctx.deps, "audit", None)
-    return sink.emit if sink is not None else None
 
 
 def _emit(emit: Emit | None, state: CanaryState) -> None:

@@ -1,5 +1,9 @@
 """The gate middleware: refuses a gated call with a `precondition` result naming what to call first,
-and remembers what the conversation has done. A no-op without gates or without a conversation."""
+and remembers what the conversation has done.
+
+`GateMiddleware(gates)` is composed once with the deployment's gates; the conversation is the call's own
+(`ctx.conversation`, which every front fills: the MCP session or caller, the pipe's process, the LangGraph
+thread). A call without a conversation passes ungated."""
 
 from __future__ import annotations
 
@@ -17,19 +21,25 @@ from toolsets.pipeline.gates.spec import EXEMPT, GateSet, SameValueGate
 MAX_VALUE_CHARS = 200
 
 
-async def enforce_gates(call: ToolCall, call_next: CallNext) -> ToolResult:
-    gates, conversation = call.ctx.gates, call.ctx.conversation
-    name = call.tool.name
-    if not gates or conversation is None or name in EXEMPT:
-        return await call_next(call)
-    refusal = await _refusal(gates, call)
-    if refusal is not None:
-        return refusal
-    outcome = await call_next(call)
-    if isinstance(outcome, ToolOk) and name in gates.remembered:
-        values = _values(call.arguments, outcome.data) if name in gates.value_tools else ()
-        await conversation.record(name, values)
-    return outcome
+class GateMiddleware:
+    __slots__ = ("gates",)
+
+    def __init__(self, gates: GateSet) -> None:
+        self.gates = gates
+
+    async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolResult:
+        gates, conversation = self.gates, call.ctx.conversation
+        name = call.tool.name
+        if not gates or conversation is None or name in EXEMPT:
+            return await call_next(call)
+        refusal = await _refusal(gates, call)
+        if refusal is not None:
+            return refusal
+        outcome = await call_next(call)
+        if isinstance(outcome, ToolOk) and name in gates.remembered:
+            values = _values(call.arguments, outcome.data) if name in gates.value_tools else ()
+            await conversation.record(name, values)
+        return outcome
 
 
 async def _refusal(gates: GateSet, call: ToolCall) -> ToolErr | None:

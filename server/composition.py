@@ -1,0 +1,240 @@
+"""The composition root: one `Deployment` per set of settings builds everything once and passes it down.
+
+    settings -> store backend and services -> one Redis client -> device bridge -> extensions (plugin
+    catalog, workspace) -> gates -> profiles with their middleware instances -> the front door -> fronts
+    (MCP servers for stdio and each HTTP surface, the pipe of `truloop-mcp call`, in-process runners)
+
+Nothing here is module state: two deployments in one process (say one with `--tools-dir` and gates, one
+without) share no object. What a stdio server does not need to answer `initialize` (the profiles, the
+toolsets, the plugin catalog, the gates, Redis conversations) is built on first use, once per deployment.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from server.settings import Settings
+from toolsets.core.context import Caller
+
+if TYPE_CHECKING:
+    from bridge.service import ChannelSender, DeviceBridge
+    from server.mcp_server import TruloopMCP
+    from toolsets.core.conversation import Conversations
+    from toolsets.core.toolset import AbstractToolset
+    from toolsets.extensions.plugins.catalog import PluginCatalog
+    from toolsets.front_door import FrontDoor
+    from toolsets.profiles import Extensions, Profiles
+    from toolsets.services import Services
+
+
+class Deployment:
+    """Everything one deployment is made of, built from its settings (each part once, most on first use)."""
+
+    def __init__(
+        self, settings: Settings, *, services: Services | None = None, bridge: DeviceBridge | None = None
+    ) -> None:
+        self.settings = settings
+        self._redis: Any = None
+        self.bridge = bridge if bridge is not None else self._build_bridge()
+        self.services = services if services is not None else self._build_services()
+
+    # -- shared infrastructure -------------------------------------------------------------------------------
+
+    @property
+    def redis(self) -> Any:
+        """The deployment's one Redis client (None without `--redis-url`), opened on first use."""
+        url = self.settings.redis_url
+        if url is None:
+            return None
+        if self._redis is None:
+            from bridge.redis_client import open_redis
+
+            self._redis = open_redis(url.get_secret_value())
+        return self._redis
+
+    def _build_bridge(self) -> DeviceBridge:
+        from bridge.pending import BridgeBackend, MemoryBackend
+        from bridge.service import DeviceBridge
+
+        backend: BridgeBackend
+        if self.settings.redis_url is not None:
+            from bridge.redis_backend import RedisBackend
+
+            backend = RedisBackend(self.redis, prefix=self.settings.redis_prefix)
+        else:
+            backend = MemoryBackend()
+        return DeviceBridge(backend, extra_channel=sendbird_channel(self.settings))
+
+    def _build_services(self) -> Services:
+        from bridge.delivery import DeviceDelivery
+        from server.audit_log import open_audit_log
+        from toolsets.services import Services
+
+        settings = self.settings
+        services = Services(
+            data_dir=settings.data_dir,
+            docs_dir=settings.resolved_docs_dir,
+            keys=settings.upstream_keys,
+            database_url=settings.database_url,
+            open_audit=functools.partial(open_audit_log, settings),  # on the first audit line, not at start
+        )
+        services.delivery = DeviceDelivery(self.bridge)
+        return services
+
+    # -- extensions --------------------------------------------------------------------------------------------
+
+    @cached_property
+    def plugins(self) -> PluginCatalog | None:
+        """The tools folder's catalog (`--tools-dir`), configured with its canary; None without one."""
+        settings = self.settings
+        if settings.tools_dir is None:
+            return None
+        from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
+        from toolsets.profiles import reserved_tool_names
+
+        catalog = PluginCatalog(reserved=reserved_tool_names)
+        catalog.configure(PluginConfig(settings.tools_dir, settings.data_dir / "plugins", settings.plugin_isolation))
+        catalog.canary.configure(self._canary_store(), settings.canary_key, self._audit_event)
+        return catalog
+
+    def _audit_event(self, entry: dict[str, Any]) -> None:
+        """An audit line of the deployment's own (a canary decision); the log opens on its first line."""
+        sink = self.services.audit
+        if sink is not None:
+            sink.emit(entry)
+
+    def _canary_store(self) -> Any:
+        if self.redis is not None:
+            from bridge.redis_canary import RedisCanaryStore
+
+            return RedisCanaryStore(self.redis, prefix=self.settings.redis_prefix)
+        from server.canary_setup import open_canary_store
+
+        return open_canary_store(self.settings)
+
+    @cached_property
+    def workspace(self) -> AbstractToolset | None:
+        """The workspace toolset where it is published: stdio, or HTTP with --workspace-http (member tokens)."""
+        settings = self.settings
+        if settings.workspace is None or not (settings.transport == "stdio" or settings.workspace_http):
+            return None
+        from toolsets.extensions.workspace import workspace_toolset
+
+        return workspace_toolset(settings.workspace, strict=settings.workspace_strict)
+
+    @cached_property
+    def extensions(self) -> Extensions:
+        from toolsets.profiles import Extensions
+
+        return Extensions(plugins=self.plugins, workspace=self.workspace)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """While serving: the workspace checked and the tools folder loaded before the first request, the folder
+        watched, and every plugin closed at the end."""
+        _ = self.workspace
+        if self.plugins is None:
+            yield
+            return
+        async with self.plugins.running():
+            yield
+
+    # -- composition -------------------------------------------------------------------------------------------
+
+    @cached_property
+    def toolsets(self) -> dict[str, AbstractToolset]:
+        """The member and guest toolsets before policy."""
+        from toolsets.profiles import assistant_toolsets
+
+        return assistant_toolsets(self.extensions, self.settings.exposure)
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        """What each conversation did (gates, exposure): in Redis when configured, so replicas agree."""
+        if self.redis is not None:
+            from bridge.redis_conversations import RedisConversations
+
+            return RedisConversations(self.redis, prefix=self.settings.redis_prefix)
+        from toolsets.core.conversation import MemoryConversations
+
+        return MemoryConversations()
+
+    @cached_property
+    def front_door(self) -> FrontDoor:
+        from toolsets.extensions.exposure.policy import ToolExposure
+        from toolsets.front_door import FrontDoor
+        from toolsets.pipeline.gates.spec import load_gates
+        from toolsets.profiles import build_profiles, pipeline, tool_arguments
+
+        settings = self.settings
+        gates = load_gates(settings.gates, tool_arguments(self.toolsets.values()))
+        middleware = pipeline(audit=self.services.audit, gates=gates, plugins=self.plugins)
+        profiles = build_profiles(
+            middleware=middleware, extensions=self.extensions, exposure=settings.exposure, toolsets=self.toolsets
+        )
+        return FrontDoor(
+            profiles,
+            self.services,
+            exposure=ToolExposure(settings.exposure, gates),
+            conversations=self.conversations,
+            confirm_policy=settings.confirm,
+        )
+
+    def door(self) -> FrontDoor:
+        return self.front_door
+
+    @property
+    def profiles(self) -> Profiles:
+        return self.front_door.profiles
+
+    # -- fronts ------------------------------------------------------------------------------------------------
+
+    def default_caller(self) -> Caller:
+        return default_caller(self.settings)
+
+    def mcp_server(self, member_profile: str | None = None, **kwargs: Any) -> TruloopMCP:
+        """An MCP server over this deployment; `member_profile` None is stdio's (or unauthenticated HTTP's)
+        `--profile`, else what member tokens get on that surface (guests always get `guest`)."""
+        from server.identity import Surface
+        from server.mcp_server import TruloopMCP
+
+        settings = self.settings
+        profile = member_profile or settings.profile
+        surface = Surface(member_profile=profile, default_caller=self.default_caller(), default_profile=profile)
+        if settings.state_keys:
+            from mcp.server.request_state import RequestStateSecurity
+
+            kwargs["request_state_security"] = RequestStateSecurity(
+                keys=[key.get_secret_value() for key in settings.state_keys]
+            )
+        return TruloopMCP(
+            surface,
+            self,
+            bridge=self.bridge,
+            deferred_timeout=settings.deferred_timeout,
+            stdio=settings.transport == "stdio",
+            log_level=settings.log_level,
+            **kwargs,
+        )
+
+
+def default_caller(settings: Settings) -> Caller:
+    return Caller(user_id=settings.user, role="member", timezone=settings.timezone)
+
+
+def sendbird_channel(settings: Settings) -> ChannelSender | None:
+    """The Sendbird route to the user's app, when both its app id and its token are set."""
+    if settings.sendbird_app_id is None or settings.sendbird_api_token is None:
+        return None
+    from bridge.sendbird import SendbirdChannel
+
+    return SendbirdChannel(
+        settings.sendbird_app_id,
+        settings.sendbird_api_token,
+        sender_id=settings.sendbird_sender_id,
+        channel_url_template=settings.sendbird_channel_url_template,
+    )

@@ -1,0 +1,140 @@
+"""The one way into a deployment's tools, whichever front a call comes from.
+
+Every front (MCP over stdio, MCP over HTTP/SSE, the pipe of `truloop-mcp call`, the in-process interop
+runner, the LangGraph tools) holds the deployment's `FrontDoor`, builds each call's context with
+`context_for(...)` and runs it with `call(...)`. So each guarantee lives in one place and holds on every
+front: the profile's tool list, the exposure mode, the gates, confirmation of destructive tools, the audit
+log and the canary (both in the profiles' middleware), and the caller's entry in the user directory.
+
+What differs between fronts is only what they can reach, and they say it through the context: how to ask the
+user to confirm (`confirmer`), how to reach the user's device (`deferred`), whether the host shows each call
+to its user (`host_approves`), which conversation a call belongs to, and where it came from (`request`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from toolsets.core.context import (
+    Caller,
+    Composer,
+    Confirmer,
+    ConfirmPolicy,
+    DeferredResolver,
+    ProgressReporter,
+    RequestInfo,
+    ToolContext,
+)
+
+if TYPE_CHECKING:
+    from toolsets.core.conversation import Conversation, Conversations
+    from toolsets.core.envelope import ToolResult
+    from toolsets.core.tool import Tool
+    from toolsets.core.toolset import AbstractToolset
+    from toolsets.extensions.exposure.policy import ToolExposure
+    from toolsets.profiles import Profiles
+    from toolsets.services import Services
+
+logger = logging.getLogger("truloop.front_door")
+
+KNOWN_USERS = 10_000  # callers remembered as already in the directory (then forgotten all at once)
+
+
+class FrontDoor:
+    def __init__(
+        self,
+        profiles: Profiles,
+        services: Services,
+        *,
+        exposure: ToolExposure,
+        conversations: Conversations,
+        confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO,
+    ) -> None:
+        self.profiles = profiles
+        self.services = services
+        self.exposure = exposure
+        self.conversations = conversations
+        self.confirm_policy = confirm_policy
+        self._known_users: dict[str, str] = {}
+
+    def toolset(self, profile: str) -> AbstractToolset:
+        return self.profiles.profile(profile)
+
+    def conversation(self, key: str) -> Conversation:
+        """The conversation named `key` (a front that has no session of its own names it, e.g. by caller)."""
+        return self.conversations.get(key)
+
+    def context_for(
+        self,
+        caller: Caller,
+        profile: str,
+        *,
+        request: RequestInfo | None = None,
+        conversation: Conversation | None = None,
+        confirm_policy: ConfirmPolicy | None = None,
+        confirmer: Confirmer | None = None,
+        deferred: DeferredResolver | None = None,
+        composer: Composer | None = None,
+        report_progress: ProgressReporter | None = None,
+        host_approves: bool = True,
+    ) -> ToolContext[Services]:
+        """The context of one call of `caller` in `profile`. Without a `conversation`, the caller's own in this
+        profile (what a 2026-07-28 client, the pipe and an in-process runner share)."""
+        info = request or RequestInfo()
+        if info.profile != profile:
+            from dataclasses import replace
+
+            info = replace(info, profile=profile)
+        ctx: ToolContext[Services] = ToolContext(
+            caller=caller,
+            deps=self.services,
+            request=info,
+            confirm_policy=confirm_policy or self.confirm_policy,
+            confirmer=confirmer,
+            deferred=deferred,
+            composer=composer,
+            conversation=conversation or self.conversation(f"{caller.user_id}:{profile}"),
+            profiles=self.profiles,
+            host_approves=host_approves,
+        )
+        if report_progress is not None:
+            ctx.report_progress = report_progress
+        return ctx
+
+    async def visible(self, ctx: ToolContext[Any], *, fixed_list: bool = True) -> list[Tool]:
+        """The tools this call's conversation sees (a changing list only for handshake-era MCP sessions)."""
+        assert ctx.conversation is not None, "contexts come from context_for, which always names a conversation"
+        return await self.exposure.visible(self._toolset_of(ctx), fixed_list, ctx.conversation)
+
+    async def call(self, ctx: ToolContext[Any], name: str, arguments: Any, *, fixed_list: bool = True) -> ToolResult:
+        """Run one call: exposure, the caller's directory entry, then dispatch (lookup, validation, the
+        profile's middleware and confirmation, the tool). Never raises but for cancellation."""
+        from toolsets.core.dispatch import dispatch
+
+        toolset = self._toolset_of(ctx)
+        tool = toolset.get(name)
+        if tool is not None and ctx.conversation is not None:
+            refusal = await self.exposure.refusal(toolset, tool, fixed_list, ctx.conversation)
+            if refusal is not None:
+                return refusal
+        await self.enter_directory(ctx.caller)
+        return await dispatch(toolset, name, arguments, ctx)
+
+    async def enter_directory(self, caller: Caller) -> None:
+        """Users enter the directory on first use, from their token's claims (or by id alone)."""
+        if self.services is None or self._known_users.get(caller.user_id) == caller.role:
+            return  # a door without services (a test's bare toolsets) has no directory
+        from toolsets.assistant.directory import enter_directory
+
+        try:
+            await enter_directory(self.services.users, caller)
+        except Exception:
+            logger.warning("could not record user %s in the directory", caller.user_id, exc_info=True)
+            return
+        if len(self._known_users) > KNOWN_USERS:
+            self._known_users.clear()
+        self._known_users[caller.user_id] = caller.role
+
+    def _toolset_of(self, ctx: ToolContext[Any]) -> AbstractToolset:
+        return self.toolset(ctx.request.profile or ctx.caller.role)

@@ -39,12 +39,22 @@ CALL_SETTINGS = (
     "data_dir",
     "docs_dir",
     "confirm",
+    "exposure",
+    "gates",
+    "tools_dir",
+    "plugin_isolation",
+    "canary_key",
     "redis_url",
+    "redis_prefix",
+    "database_url",
     "deferred_timeout",
     "max_line_bytes",
     "audit_log",
+    "audit_max_bytes",
+    "audit_keep",
     "log_level",
 )
+SHAPES = ("openai-chat", "openai-responses", "anthropic", "langchain")
 
 PIPE_NO_ROUTE = (
     "a pipe (`truloop-mcp call`) cannot ask the user, and reaches the device only through the Redis of a "
@@ -56,8 +66,9 @@ QUEUED_CHUNKS = 8  # chunks read ahead of the calls; past them, reading waits
 
 
 EXAMPLE = """\
-example:
+examples:
   echo '{"type":"tool_call","name":"get_day_of_week","args":{"date":"2026-03-10"}}' | truloop-mcp call
+  truloop-mcp call --list-tools openai-chat   # the `tools=` to give a model, as one JSON line
 """
 
 
@@ -70,15 +81,26 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument(
+        "--list-tools",
+        choices=SHAPES,
+        metavar="SHAPE",
+        help=f"print the profile's tool definitions in SHAPE ({', '.join(SHAPES)}) as one JSON line, and exit",
+    )
     add_setting_flags(parser, only=CALL_SETTINGS)
     return parser
 
 
 def run(argv: Sequence[str]) -> None:
     """`argv` without the leading `call`."""
-    settings = settings_or_exit(vars(_parser().parse_args(argv)))
+    flags = vars(_parser().parse_args(argv))
+    shape = flags.pop("list_tools")
+    settings = settings_or_exit(flags)
     configure_logging(settings.log_level)
     try:
+        if shape is not None:
+            asyncio.run(list_tools(settings, shape, sys.stdout.buffer))
+            return
         asyncio.run(serve_pipe(settings, sys.stdin.fileno(), sys.stdout.buffer))
     except KeyboardInterrupt:
         raise SystemExit(130) from None
@@ -86,6 +108,16 @@ def run(argv: Sequence[str]) -> None:
         with contextlib.suppress(OSError):  # so the interpreter's last flush of stdout does not fail again
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(0) from None
+
+
+async def list_tools(settings: Settings, shape: str, sink: IO[bytes]) -> None:
+    """The tools the pipe answers (the profile's, plugins included), as the definitions a model is given."""
+    from toolsets.interop.definitions import tool_definitions
+
+    async with _runner(settings) as runner:
+        definitions = tool_definitions(runner.toolset, shape)
+    sink.write(json.dumps(definitions, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+    sink.flush()
 
 
 async def serve_pipe(settings: Settings, source_fd: int, sink: IO[bytes]) -> None:

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.anyio
 async def replicas(redis_url: str, redis_prefix: str) -> tuple[CanaryRouter, CanaryRouter]:
     routers = []
     for _ in range(2):
-        router = CanaryRouter(PluginCatalog())
+        router = CanaryRouter(PluginCatalog(reserved=frozenset))
         router.configure(RedisCanaryStore(redis_url, prefix=redis_prefix), "user")
         routers.append(router)
     first = actions.start("lookup", "stable000001", "cand00000001", LOW_RISK_LADDER)

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import anyio
 
-from server.cli import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
 
 CHECK_FAILED = 1
 

@@ -24,7 +24,7 @@ import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from server.cli import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -128,7 +128,7 @@ async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
     services = build_services(settings, bridge)
     resolver: DeferredResolver = NoDeviceRoute(PIPE_NO_ROUTE)
     if bridge is not None:
-        from bridge.deferred import DeferredRouter
+        from bridge.deferred_router import DeferredRouter
 
         resolver = DeferredRouter(bridge, None, timeout=settings.deferred_timeout)
     runner = runner_for(

@@ -6,7 +6,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from bridge.delivery import DeviceDelivery
-from bridge.pending import BridgeBackend, MemoryBackend
+from bridge.pending import BridgeBackend, InMemoryBridgeBackend
 from bridge.service import ChannelSender, DeviceBridge
 from server.audit_log import open_audit_log
 from server.exposure import Conversations, ToolExposure
@@ -32,7 +32,7 @@ def build_bridge(settings: Settings) -> DeviceBridge:
 
         backend = RedisBackend(settings.redis_url.get_secret_value(), prefix=settings.redis_prefix)
     else:
-        backend = MemoryBackend()
+        backend = InMemoryBridgeBackend()
     return DeviceBridge(backend, extra_channel=sendbird_channel(settings))
 
 

@@ -174,7 +174,7 @@ class TruloopMCP(MCPServer):
             caller, toolset = self.surface.resolve()
             ctx: ToolContext[Any] = ToolContext(caller=caller, deps=self.services, confirm_policy=self.confirm_policy)
             if self.bridge is not None:
-                from bridge.deferred import DeferredRouter
+                from bridge.deferred_router import DeferredRouter
 
                 ctx.deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
             await self._enter_directory(caller)

@@ -70,7 +70,7 @@ async def _list(tools_dir: Path, data_dir: Path) -> dict[str, Any]:
 
 async def _check(file: Path, tools_dir: Path | None, data_dir: Path) -> str:
     from toolsets.extensions.plugins.module import PluginImportError
-    from toolsets.extensions.plugins.runner import PluginLoadError
+    from toolsets.extensions.plugins.plugin_runner import PluginLoadError
     from toolsets.extensions.plugins.source import PluginSourceError
     from toolsets.extensions.plugins.spec import PluginSpecError
 

@@ -13,7 +13,7 @@ route does after its checks. Each call is `call_device` -> result, timed in stag
   wake      answer returned -> call_device returns
   total     call_device entered -> returned
 
-and the same on `MemoryBackend` (the in-process floor). Redis command counts per call come from
+and the same on `InMemoryBridgeBackend` (the in-process floor). Redis command counts per call come from
 `INFO commandstats` before and after. The keys are deleted at the end.
 """
 
@@ -33,7 +33,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bridge.jsonrpc import RpcResponse
-from bridge.pending import BridgeBackend, MemoryBackend, PendingCall
+from bridge.pending import BridgeBackend, InMemoryBridgeBackend, PendingCall
 from bridge.redis_backend import RedisBackend
 from bridge.service import DeviceBridge
 
@@ -118,7 +118,7 @@ def report(name: str, stages: dict[str, list[float]]) -> str:
 
 async def main_async(args: argparse.Namespace) -> None:
     prefix = f"truloop-bench-{secrets.token_hex(6)}:"
-    memory = await measure(MemoryBackend(), args.calls, args.warmup)
+    memory = await measure(InMemoryBridgeBackend(), args.calls, args.warmup)
     before = await command_stats(args.redis_url)
     try:
         redis_stages = await measure(RedisBackend(args.redis_url, prefix=prefix), args.calls, args.warmup)

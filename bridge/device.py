@@ -48,11 +48,11 @@ Answer = Reply | Callable[[dict[str, Any]], Reply | Awaitable[Reply]]
 Answers = Mapping[str, Answer]
 
 
-class DeviceError(Exception):
+class DeviceChannelError(Exception):
     """A failure the simulator cannot get past by reconnecting (bad token, wrong URL, bad answers file)."""
 
 
-class StreamLost(DeviceError):  # noqa: N818
+class StreamLost(DeviceChannelError):  # noqa: N818
     """The stream could not be opened or it dropped; reconnecting may help."""
 
 
@@ -130,19 +130,19 @@ def interactive_answers(ask: Callable[[str], str] = input) -> Answers:
 
 
 def load_answers(path: Path) -> dict[str, Reply]:
-    """Read and check an answers file; raises DeviceError with what is wrong in it."""
+    """Read and check an answers file; raises DeviceChannelError with what is wrong in it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise DeviceError(f"cannot read the answers file {path}: {exc.strerror or exc}") from None
+        raise DeviceChannelError(f"cannot read the answers file {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise DeviceError(f"the answers file {path} is not valid JSON ({exc})") from None
+        raise DeviceChannelError(f"the answers file {path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise DeviceError(f"the answers file {path} must be a JSON object mapping a method to a reply")
+        raise DeviceChannelError(f"the answers file {path} must be a JSON object mapping a method to a reply")
     for method, reply in data.items():
         problem = _reply_problem(reply)
         if problem:
-            raise DeviceError(f"the answers file {path}: {method!r} {problem}")
+            raise DeviceChannelError(f"the answers file {path}: {method!r} {problem}")
     return data
 
 
@@ -247,20 +247,20 @@ class DeviceSimulator:
             raise StreamLost(f"the stream from {self.base_url} dropped ({type(exc).__name__})") from None
         raise StreamLost(f"{self.base_url} closed the stream")
 
-    def _refusal(self, response: httpx.Response) -> DeviceError:
+    def _refusal(self, response: httpx.Response) -> DeviceChannelError:
         status = response.status_code
         if status == 401:
             if not self._auth:
-                return DeviceError(f"{self.base_url} requires a token (HTTP 401): pass --token JWT")
-            return DeviceError(
+                return DeviceChannelError(f"{self.base_url} requires a token (HTTP 401): pass --token JWT")
+            return DeviceChannelError(
                 f"{self.base_url} refused the token (HTTP 401): use a valid, unexpired JWT signed with the "
                 "server's TRULOOP_JWT_SECRET"
             )
         if status == 404:
-            return DeviceError(f"no agent-rpc stream at {self.base_url}{STREAM_PATH} (HTTP 404): check --url")
+            return DeviceChannelError(f"no agent-rpc stream at {self.base_url}{STREAM_PATH} (HTTP 404): check --url")
         if status >= 500 or status == 429:
             return StreamLost(f"{self.base_url} is unavailable (HTTP {status})")
-        return DeviceError(f"{self.base_url} refused the stream (HTTP {status})")
+        return DeviceChannelError(f"{self.base_url} refused the stream (HTTP {status})")
 
     def _on_comment(self, text: str) -> None:
         if text == "connected":
@@ -411,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.answers
             else DEFAULT_ANSWERS
         )
-    except DeviceError as exc:
+    except DeviceChannelError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 2
     from_environment = DeviceEnvironment().token
@@ -421,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         anyio.run(lambda: device.run(once=args.once, reconnect=args.reconnect))
     except KeyboardInterrupt:
         return 130
-    except DeviceError as exc:
+    except DeviceChannelError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
     return 0

@@ -1,6 +1,6 @@
 """Pending deferred calls and the device channel's shared state, behind one backend interface.
 
-`MemoryBackend` serves one process (the embedded default); `bridge.redis_backend.RedisBackend`
+`InMemoryBridgeBackend` serves one process (the embedded default); `bridge.redis_backend.RedisBackend`
 lets several replicas share pending calls (TTL 1 h), device presence, deliveries to a device
 connected elsewhere, and the wake-up of a call waiting on another replica.
 """
@@ -95,7 +95,7 @@ async def _ignore_reconnect() -> None:
     return None
 
 
-class MemoryBackend:
+class InMemoryBridgeBackend:
     """In-process state; completions are at-most-once because the event loop runs them one at a time."""
 
     def __init__(self) -> None:

@@ -55,7 +55,7 @@ class CallPorts:
         return await SamplingComposer(self.asker).compose(request, ctx)
 
     async def resolve(self, call: DeferredCall) -> Any:
-        from bridge.deferred import DeferredRouter
+        from bridge.deferred_router import DeferredRouter
 
         router = DeferredRouter(
             self._bridge, self.asker, timeout=self._timeout, progress=self.context.report_progress, stdio=self._stdio

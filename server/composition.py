@@ -57,7 +57,7 @@ class Deployment:
         return self._redis
 
     def _build_bridge(self) -> DeviceBridge:
-        from bridge.pending import BridgeBackend, MemoryBackend
+        from bridge.pending import BridgeBackend, InMemoryBridgeBackend
         from bridge.service import DeviceBridge
 
         backend: BridgeBackend
@@ -66,7 +66,7 @@ class Deployment:
 
             backend = RedisBackend(self.redis, prefix=self.settings.redis_prefix)
         else:
-            backend = MemoryBackend()
+            backend = InMemoryBridgeBackend()
         return DeviceBridge(backend, extra_channel=sendbird_channel(self.settings))
 
     def _build_services(self) -> Services:

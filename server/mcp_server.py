@@ -200,7 +200,7 @@ class TruloopMCP(MCPServer):
             door = self.front_door
             deferred = None
             if self.bridge is not None:
-                from bridge.deferred import DeferredRouter
+                from bridge.deferred_router import DeferredRouter
 
                 deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
             ctx = door.context_for(caller, profile, request=RequestInfo(transport="in-process"), deferred=deferred)

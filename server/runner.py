@@ -106,7 +106,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def announce(address: tuple[str, int], stream: TextIO | None = None) -> None:
     """One line on stderr, whatever the log level: where the server listens (the real port after `--port 0`)."""
-    from server.cli import PROG
+    from server.cli.shared import PROG
     from server.uvicorn_server import http_url
 
     stream = stream or sys.stderr

@@ -2,7 +2,7 @@
 
 `load_settings(flags)` reads flags over environment variables over defaults; this is the only module that
 reads the environment. `Settings(...)` alone takes only what it is given (tests build it in-process).
-`--help` (server/cli.py), one-line errors and the README's table (server/settings_text.py) come from the fields.
+`--help` (server/cli/), one-line errors and the README's table (server/settings_text.py) come from the fields.
 """
 
 # No `from __future__ import annotations` here: pydantic would compile every field's annotation from its string

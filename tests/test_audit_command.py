@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from server.audit_command import parse_time
+from server.cli.audit_command import parse_time
 from tests.support import TRULOOP, child_env, read_until
 from toolsets.pipeline.audit.writer import AuditLog
 

@@ -18,7 +18,7 @@ import anyio
 import httpx
 import pytest
 
-from bridge.device import DeviceError, DeviceSimulator, StreamLost, interactive_answers, load_answers
+from bridge.device import DeviceChannelError, DeviceSimulator, StreamLost, interactive_answers, load_answers
 from tests.support import (
     MODES,
     child_env,
@@ -387,7 +387,7 @@ async def test_without_reconnect_a_drop_or_a_bad_token_ends_the_run() -> None:
     with pytest.raises(StreamLost, match="HTTP 503"):
         await simulator(FakeServer(503)).run(reconnect=False)
     refused = FakeServer(401)
-    with pytest.raises(DeviceError, match="refused the token") as caught:
+    with pytest.raises(DeviceChannelError, match="refused the token") as caught:
         await simulator(refused).run(reconnect=True)  # a bad token is not retried
     assert not isinstance(caught.value, StreamLost) and refused.gets == 1
 
@@ -439,7 +439,7 @@ def test_load_answers_checks_each_reply(tmp_path: Path) -> None:
     ]:
         bad = tmp_path / "bad.json"
         bad.write_text(content)
-        with pytest.raises(DeviceError, match=problem):
+        with pytest.raises(DeviceChannelError, match=problem):
             load_answers(bad)
-    with pytest.raises(DeviceError, match="cannot read"):
+    with pytest.raises(DeviceChannelError, match="cannot read"):
         load_answers(tmp_path / "missing.json")

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from bridge.jsonrpc import RpcResponse
-from bridge.pending import MemoryBackend, Outcome, PendingCall
+from bridge.pending import InMemoryBridgeBackend, Outcome, PendingCall
 from bridge.redis_backend import RedisBackend
 from bridge.service import DeviceBridge
 from tests.support import eventually
@@ -31,7 +31,7 @@ def answer(call_id: str) -> dict[str, Any]:
 @pytest.fixture(params=["memory", "redis"])
 async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     if request.param == "memory":
-        yield MemoryBackend()
+        yield InMemoryBridgeBackend()
         return
     url = request.getfixturevalue("redis_url")
     redis_backend = RedisBackend(url, prefix=request.getfixturevalue("redis_prefix"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from server.cli import build_parser
+from server.cli.serve_command import build_parser
 from server.settings import Settings, load_settings, sources
 from server.settings_text import explain, markdown_table
 from tests.support import TRULOOP, child_env

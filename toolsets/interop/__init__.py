@@ -2,7 +2,7 @@
 
 `runner_for(...)` / `InteropRunner` run LangChain/LangGraph, OpenAI Chat Completions, OpenAI Responses and
 Anthropic Messages tool calls through `toolsets.core.dispatch` and reply in the matching shape;
-`truloop-mcp call` (server/call_command.py) is the same over a pipe. `toolsets.interop.langgraph_tools`
+`truloop-mcp call` (server/cli/call_command.py) is the same over a pipe. `toolsets.interop.langgraph_tools`
 (the `langgraph` extra) makes LangChain tools of a profile; nothing else imports it.
 """
 

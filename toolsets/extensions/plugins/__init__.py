@@ -6,6 +6,7 @@ an object with `run(...)` and optionally `close()`. The pieces, one job each:
 - source.py: a file's bytes and content hash (the version); module.py: its entry points, from that text
 - spec.py: `TOOL_SPEC` checked (JSON Schemas included) before anything is published
 - context.py: the small `PluginContext` a plugin receives
+- plugin_runner.py: what a version needs from whatever runs its code (`PluginRunner`)
 - inprocess.py (+ plugin_loop.py) and process.py (+ worker.py): the two runners (`--plugin-isolation`)
 - version.py: one loaded version of one file: its runner, its calls in flight, closed exactly once
 - catalog.py: the folder scanned, changed files reloaded, versions published and retired (hot reload)

@@ -32,7 +32,7 @@ from anyio.abc import TaskGroup
 
 from toolsets.extensions.plugins.changes import ToolListChanges
 from toolsets.extensions.plugins.module import PluginImportError, import_plugin, module_name
-from toolsets.extensions.plugins.runner import PluginLoadError, PluginRunner
+from toolsets.extensions.plugins.plugin_runner import PluginLoadError, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource, PluginSourceError
 from toolsets.extensions.plugins.spec import PluginSpec, PluginSpecError, parse_spec
 from toolsets.extensions.plugins.version import PluginVersion

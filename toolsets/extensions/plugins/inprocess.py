@@ -21,7 +21,7 @@ import anyio.to_thread
 from toolsets.extensions.plugins.context import PluginContext, ProgressSink, plugin_logger
 from toolsets.extensions.plugins.module import PluginModule, fitted, forget
 from toolsets.extensions.plugins.plugin_loop import PluginLoop, is_async
-from toolsets.extensions.plugins.runner import CallInfo, PluginLoadError
+from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginLoadError
 
 logger = logging.getLogger("truloop.plugins")
 

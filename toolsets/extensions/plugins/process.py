@@ -24,7 +24,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolsets.extensions.plugins.context import ProgressSink
-from toolsets.extensions.plugins.runner import CallInfo, PluginLoadError
+from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginLoadError
 from toolsets.extensions.plugins.source import PluginSource
 
 logger = logging.getLogger("truloop.plugins")

@@ -7,6 +7,7 @@ and a call runs on the version the tool was published from.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -87,8 +88,6 @@ class PluginTool(Tool):
         self, ctx: ToolContext[Any], arguments: BaseModel, version: PluginVersion | None = None, route: Route = "stable"
     ) -> BaseModel:
         """Run on `version` (the canary router's choice; this tool's own version by default)."""
-        from toolsets.extensions.plugins.version import json_value
-
         version = version or self.version
         value = json_value(await version.call(arguments.model_dump(), ctx, route), self.name)
         validator = version.output_validator
@@ -114,6 +113,17 @@ def offered_to(tool: Tool, profile: str) -> bool:
     if profile == "member":
         return "member" in tool.profiles or "notification-safe" in tool.profiles
     return profile in tool.profiles
+
+
+def json_value(value: Any, name: str) -> Any:
+    """The plugin's result as plain JSON data, or a handler_error saying why not."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ToolError(
+            f"The tool {name} returned a result that is not JSON data ({exc}); the plugin needs fixing.",
+            code=ErrorCode.HANDLER_ERROR,
+        ) from None
 
 
 def _described(errors: list[Any]) -> str:

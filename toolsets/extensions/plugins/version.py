@@ -8,7 +8,6 @@ ends: `close()` runs exactly once per version, never under a running call.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import threading
@@ -22,7 +21,7 @@ import anyio
 from toolsets.core.call_notes import Route
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import ErrorCode, ToolError
-from toolsets.extensions.plugins.runner import CallInfo, PluginRunner
+from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource
 from toolsets.extensions.plugins.spec import PluginSpec
 
@@ -190,14 +189,3 @@ async def _forward_progress(receive: Any, ctx: ToolContext[Any]) -> None:
                     await ctx.report_progress(progress, total, message)
                 except Exception:
                     logger.debug("progress notification not sent", exc_info=True)
-
-
-def json_value(value: Any, name: str) -> Any:
-    """The plugin's result as plain JSON data, or a handler_error saying why not."""
-    try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise ToolError(
-            f"The tool {name} returned a result that is not JSON data ({exc}); the plugin needs fixing.",
-            code=ErrorCode.HANDLER_ERROR,
-        ) from None

@@ -7,7 +7,7 @@ import time
 from typing import Literal
 
 from toolsets.pipeline.canary.policy import next_share
-from toolsets.pipeline.canary.state import CanaryState, Decision
+from toolsets.pipeline.canary.state import CanaryState, RolloutDecision
 
 By = Literal["auto", "operator"]
 
@@ -35,7 +35,7 @@ def start(
         step_started=now,
         stable_file=stable_file,
         candidate_file=candidate_file,
-        decision=Decision(action="start", reason=reason, at=now, share_to=share),
+        decision=RolloutDecision(action="start", reason=reason, at=now, share_to=share),
     )
 
 
@@ -81,7 +81,7 @@ def _next(
     rule: str | None = None,
 ) -> CanaryState:
     now = time.time()
-    decision = Decision.model_validate(
+    decision = RolloutDecision.model_validate(
         {
             "action": action,
             "reason": reason,

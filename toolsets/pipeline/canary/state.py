@@ -15,7 +15,7 @@ Action = Literal["start", "promote", "hold", "rollback"]
 ROUTED: frozenset[str] = frozenset({"active", "held", "promoted"})  # statuses whose share is routed
 
 
-class Decision(BaseModel):
+class RolloutDecision(BaseModel):
     action: Action
     reason: str
     rule: str | None = None  # which rule decided (a hold's kind: samples, errors, timeouts, latency, ...)
@@ -37,7 +37,7 @@ class CanaryState(BaseModel):
     step_started: float = 0.0
     stable_file: str | None = None  # file names, for the operator's command
     candidate_file: str | None = None
-    decision: Decision | None = None
+    decision: RolloutDecision | None = None
     metrics: dict[str, Windows] = {}  # "stable" / "candidate": the windows of the last evaluation
 
     @property

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO, get_args
 
-from server.cli import PROG, OneLineParser, add_setting_flags, fail, settings_or_exit
+from server.cli.shared import PROG, OneLineParser, add_setting_flags, fail, settings_or_exit
 from toolsets.pipeline.audit.record import Status
 from toolsets.pipeline.audit.writer import log_files
 

@@ -21,7 +21,7 @@ from typing import NoReturn
 
 import anyio
 
-from server.cli import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
 from server.settings import Settings
 from toolsets.pipeline.canary import actions
 from toolsets.pipeline.canary.metrics import Stats

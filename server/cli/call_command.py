@@ -26,7 +26,7 @@ import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from server.cli import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -162,7 +162,7 @@ async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
     shared_bridge = settings.redis_url is not None
     resolver: DeferredResolver = NoDeviceRoute(PIPE_NO_ROUTE)
     if shared_bridge:
-        from bridge.deferred import DeferredRouter
+        from bridge.deferred_router import DeferredRouter
 
         resolver = DeferredRouter(deployment.bridge, None, timeout=settings.deferred_timeout)
     # nobody can be asked on a pipe: cancelled (strict) unless the operator chose a policy

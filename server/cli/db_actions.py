@@ -29,7 +29,7 @@ async def migrate(services: Services) -> None:
 async def status(services: Services) -> None:
     """Each component's schema version beside the program's, and its tables' row counts. Exits 1 when a
     component is newer than this program (it would be refused) or not created yet."""
-    from server.commands import CommandError
+    from server.cli.operator_commands import CommandError
     from toolsets.infra.store.inventory import TABLES, count_rows, migrations, versions
 
     try:
@@ -55,7 +55,7 @@ def copy(source: str, target: str) -> None:
     """`--from sqlite:PATH --to postgresql://...`: copy, then show each table's counts and checksums."""
     import anyio
 
-    from server.commands import CommandError
+    from server.cli.operator_commands import CommandError
 
     if not source.startswith("sqlite:"):
         raise CommandError(f"--from must be sqlite:PATH (the embedded store's truloop.sqlite3); got {source!r}")
@@ -66,7 +66,7 @@ def copy(source: str, target: str) -> None:
 
 
 async def _copy(path: Path, target: str) -> None:
-    from server.commands import CommandError
+    from server.cli.operator_commands import CommandError
     from toolsets.infra.store.copy import copy_sqlite_to_postgres
     from toolsets.infra.store.postgres.database import PgDatabase
 

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import anyio
 
-from server.cli import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
 
 CHECK_FAILED = 1
 
@@ -70,7 +70,7 @@ async def _list(tools_dir: Path, data_dir: Path) -> dict[str, Any]:
 
 async def _check(file: Path, tools_dir: Path | None, data_dir: Path) -> str:
     from toolsets.extensions.plugins.module import PluginImportError
-    from toolsets.extensions.plugins.runner import PluginLoadError
+    from toolsets.extensions.plugins.plugin_runner import PluginLoadError
     from toolsets.extensions.plugins.source import PluginSourceError
     from toolsets.extensions.plugins.spec import PluginSpecError
 

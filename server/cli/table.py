@@ -1,0 +1,91 @@
+"""The `truloop-mcp` subcommands, one row each: `main` dispatches from this table and `truloop-mcp --help`
+lists it. A new subcommand is a module under server/cli/ whose `run(argv)` takes the arguments after its
+name, plus one row here. Rows name their module rather than import it: only the subcommand that runs is
+loaded, which keeps the server's start fast."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from server.cli.shared import PROG
+
+
+@dataclass(frozen=True, slots=True)
+class Subcommand:
+    name: str
+    module: str  # under server.cli
+    usage: tuple[tuple[str, str], ...]  # its --help lines: (what follows `truloop-mcp`, what it does)
+
+
+SUBCOMMANDS = (
+    Subcommand(
+        "users", "users_command", (("users import FILE", "import users from a JSON list or a CSV file with a header"),)
+    ),
+    Subcommand(
+        "notion",
+        "notion_command",
+        (("notion sync", "copy the pages shared with NOTION_TOKEN's integration into <docs>/notion/"),),
+    ),
+    Subcommand(
+        "db",
+        "db_command",
+        (
+            ("db migrate|status", "the store's schema (--database-url or SQLite)"),
+            ("db copy --from sqlite:PATH --to postgresql://...", "move an embedded store onto PostgreSQL"),
+        ),
+    ),
+    Subcommand(
+        "tools",
+        "tools_command",
+        (
+            ("tools list", "the --tools-dir plugins: versions, load errors"),
+            ("tools check FILE", "validate a plugin file without serving it"),
+        ),
+    ),
+    Subcommand(
+        "call",
+        "call_command",
+        (("call", "answer tool calls (LangChain, OpenAI, Anthropic shapes) read from stdin, one JSON a line"),),
+    ),
+    Subcommand(
+        "audit",
+        "audit_command",
+        (("audit tail|grep", "read the audit log of tool calls, with filters by user, tool, status and time"),),
+    ),
+    Subcommand(
+        "canary",
+        "canary_command",
+        (("canary status|promote|hold|rollback NAME", "canary rollouts of plugin tools (NAME.canary.py)"),),
+    ),
+)
+SERVE = "serve_command"  # no subcommand named: the arguments are the server's flags
+
+HELP_WIDTH = 80
+SUMMARY_COLUMN = 33
+OPTIONS_HINT = f"  (`{PROG} users --help`, `{PROG} notion --help` for their options)"
+
+
+def command_for(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """The module that runs this command line, and the arguments it is given."""
+    for command in SUBCOMMANDS:
+        if argv and argv[0] == command.name:
+            return f"server.cli.{command.module}", list(argv[1:])
+    return f"server.cli.{SERVE}", list(argv)
+
+
+def subcommands_help() -> str:
+    """The subcommands section of `truloop-mcp --help`."""
+    lines = ["subcommands (run instead of the server):"]
+    indent = " " * SUMMARY_COLUMN
+    for command in SUBCOMMANDS:
+        for arguments, summary in command.usage:
+            head = f"  {PROG} {arguments}"
+            wrapped = textwrap.wrap(summary, width=HELP_WIDTH, initial_indent=indent, subsequent_indent=indent)
+            if len(head) + 2 <= SUMMARY_COLUMN:
+                wrapped[0] = head.ljust(SUMMARY_COLUMN) + wrapped[0][SUMMARY_COLUMN:]
+            else:
+                lines.append(head)
+            lines += wrapped
+    return "\n".join([*lines, OPTIONS_HINT]) + "\n"

@@ -51,11 +51,13 @@ def sendbird_channel(settings: Settings) -> ChannelSender | None:
 
 
 def build_services(settings: Settings, bridge: DeviceBridge | None = None) -> Services:
+    from toolsets.infra.store.backend import open_backend
+
     services = Services(
+        backend=open_backend(settings.data_dir, settings.database_url),  # opens nothing until first use
         data_dir=settings.data_dir,
         docs_dir=settings.resolved_docs_dir,
         keys=settings.upstream_keys,
-        database_url=settings.database_url,
         open_audit=functools.partial(open_audit_log, settings),  # on the first audit line, not at start
     )
     if bridge is not None:

@@ -85,13 +85,14 @@ def read_users(path: Path) -> list[Any]:
 
 
 def _services(settings: Settings) -> Services:
+    from toolsets.infra.store.backend import open_backend
     from toolsets.services import Services
 
     return Services(
+        backend=open_backend(settings.data_dir, settings.database_url),
         data_dir=settings.data_dir,
         docs_dir=settings.resolved_docs_dir,
         keys=settings.upstream_keys,
-        database_url=settings.database_url,
     )
 
 
@@ -119,7 +120,7 @@ def run(argv: Sequence[str]) -> None:
                 count = services.users.import_users_sync(users)
             except Conflict as exc:
                 raise CommandError(f"nothing imported: {exc}") from None
-            print(f"imported {count} users into {'the shared database' if services.shared_store else services.db.path}")
+            print(f"imported {count} users into {services.backend.location}")
         elif args.group == "db":
             run_db(args.action, settings, args)
         else:

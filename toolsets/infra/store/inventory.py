@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any, Protocol
 
 # component -> its tables, parents first (the order rows are copied in)
 TABLES: dict[str, tuple[str, ...]] = {
@@ -16,6 +18,26 @@ TABLES: dict[str, tuple[str, ...]] = {
     "memory": ("memories",),
     "knowledge": ("knowledge_files", "knowledge_chunks"),
 }
+
+
+class SchemaOwner(Protocol):
+    """A database that applies a component's migrations (`Database`, `PgDatabase`)."""
+
+    async def ensure_schema(self, component: str, migrations: Sequence[Any]) -> None: ...
+
+
+def by_component(
+    users: ModuleType, events: ModuleType, inbox: ModuleType, memories: ModuleType, knowledge: ModuleType
+) -> dict[str, list[Any]]:
+    """Each component's migrations, from one backend's implementation modules (each has `MIGRATIONS`)."""
+    modules = {"users": users, "events": events, "inbox": inbox, "memory": memories, "knowledge": knowledge}
+    return {component: list(modules[component].MIGRATIONS) for component in TABLES}
+
+
+async def migrate_all(database: SchemaOwner, migrations: Mapping[str, Sequence[Any]]) -> None:
+    """Bring every component of `database` up to date, in `TABLES`' order."""
+    for component, steps in migrations.items():
+        await database.ensure_schema(component, steps)
 
 
 def component_versions(found: Mapping[str, int]) -> dict[str, int]:

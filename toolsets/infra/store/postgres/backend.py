@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from toolsets.infra.store.inventory import component_versions, known_table
+from toolsets.infra.store.inventory import by_component, component_versions, known_table, migrate_all
 
 if TYPE_CHECKING:
     from toolsets.infra.store.events.postgres import PgEventStore
@@ -78,18 +78,11 @@ class PostgresBackend:
         from toolsets.infra.store.memories import postgres as memories
         from toolsets.infra.store.users import postgres as users
 
-        return {
-            "users": list(users.MIGRATIONS),
-            "events": list(events.MIGRATIONS),
-            "inbox": list(inbox.MIGRATIONS),
-            "memory": list(memories.MIGRATIONS),
-            "knowledge": list(knowledge.MIGRATIONS),
-        }
+        return by_component(users, events, inbox, memories, knowledge)
 
     async def migrate(self) -> dict[str, int]:
         """Every component brought up to date (each under the migration lock, so replicas migrate once)."""
-        for component, steps in self.migrations().items():
-            await self.pg.ensure_schema(component, steps)
+        await migrate_all(self.pg, self.migrations())
         return await self.versions()
 
     async def versions(self) -> dict[str, int]:

@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolsets.infra.store.inventory import component_versions, known_table
+from toolsets.infra.store.inventory import by_component, component_versions, known_table, migrate_all
 
 if TYPE_CHECKING:
     import sqlite3
@@ -91,17 +91,10 @@ class SqliteBackend:
         from toolsets.infra.store.memories import sqlite as memories
         from toolsets.infra.store.users import sqlite as users
 
-        return {
-            "users": list(users.MIGRATIONS),
-            "events": list(events.MIGRATIONS),
-            "inbox": list(inbox.MIGRATIONS),
-            "memory": list(memories.MIGRATIONS),
-            "knowledge": list(knowledge.MIGRATIONS),
-        }
+        return by_component(users, events, inbox, memories, knowledge)
 
     async def migrate(self) -> dict[str, int]:
-        for component, steps in self.migrations().items():
-            await self.db.ensure_schema(component, steps)
+        await migrate_all(self.db, self.migrations())
         return await self.versions()
 
     async def versions(self) -> dict[str, int]:

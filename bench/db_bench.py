@@ -26,7 +26,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -35,12 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pydantic import SecretStr
 
-from toolsets.infra.store.db import Database
+from toolsets.infra.store.backend import StoreBackend, open_backend
 from toolsets.infra.store.knowledge import KnowledgeIndex
-from toolsets.infra.store.memories import SqliteMemories
-from toolsets.infra.store.postgres.database import PgDatabase
-from toolsets.infra.store.postgres.knowledge import PgKnowledgeTables
-from toolsets.infra.store.postgres.memories import PgMemories
+from toolsets.infra.store.postgres.backend import PostgresBackend
+from toolsets.infra.store.sqlite.backend import SqliteBackend
 from toolsets.services import Services
 
 TOP = 3
@@ -68,10 +65,9 @@ async def corpus_results(kind: str, base: Path, url: str | None) -> tuple[dict[s
     docs_dir.mkdir(parents=True)
     for name, body in DOCS.items():
         (docs_dir / name).write_text(body, encoding="utf-8")
-    pg = PgDatabase(url) if url else None
-    db = Database(base / "eval.sqlite3")
-    index = KnowledgeIndex(PgKnowledgeTables(pg) if pg else db, docs_dir, debounce=3600)
-    store: Any = PgMemories(pg) if pg else SqliteMemories(db)
+    backend: StoreBackend = PostgresBackend(url) if url else SqliteBackend(base, file_name="eval.sqlite3")
+    index = KnowledgeIndex(backend.knowledge_tables, docs_dir, debounce=3600)
+    store = backend.memories
     await index.refresh()
     for owner in [USER, *OTHERS]:
         for body in MEMORIES.values():
@@ -82,9 +78,7 @@ async def corpus_results(kind: str, base: Path, url: str | None) -> tuple[dict[s
     for query, _, _ in QUERIES:
         knowledge[query] = [f"{hit.source}#{hit.heading}" for hit in await index.search(query, TOP)]
         memory[query] = [by_content[hit.record.content] for hit in await store.search(USER, query, TOP)]
-    db.close()
-    if pg:
-        await pg.close()
+    await backend.aclose()
     return knowledge, memory
 
 
@@ -135,7 +129,8 @@ async def search_latency(url: str, chunks: int, queries: int) -> None:
             with contextlib.ExitStack() as stack:
                 schema = stack.enter_context(fresh_schema(url)) if kind == "postgresql" else None
                 url_given = SecretStr(schema) if schema else None
-                svc = Services(data_dir=Path(tmp) / kind, docs_dir=docs, database_url=url_given)
+                here = Path(tmp) / kind
+                svc = Services(backend=open_backend(here, url_given), data_dir=here, docs_dir=docs)
                 svc.knowledge.debounce = 3600
                 started = time.perf_counter()
                 await svc.knowledge.refresh()

@@ -97,11 +97,12 @@ def pipe_figures(calls: int) -> dict[str, Any]:
 async def in_process_figures(calls: int, rounds: int) -> dict[str, Any]:
     from toolsets.core.context import Caller, RequestInfo, ToolContext
     from toolsets.core.dispatch import dispatch
+    from toolsets.infra.store.sqlite.backend import SqliteBackend
     from toolsets.interop import runner_for
     from toolsets.services import Services
 
     with tempfile.TemporaryDirectory() as folder:
-        services = Services(data_dir=Path(folder), docs_dir=Path(folder) / "docs")
+        services = Services(backend=SqliteBackend(Path(folder)), data_dir=Path(folder), docs_dir=Path(folder) / "docs")
         caller = Caller("bench", timezone="UTC")
         runner = runner_for(services, caller, "member")
         toolset = runner.toolset

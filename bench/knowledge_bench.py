@@ -26,6 +26,7 @@ import anyio
 from toolsets.core.context import Caller, ToolContext
 from toolsets.core.dispatch import dispatch
 from toolsets.core.envelope import ToolOk
+from toolsets.infra.store.sqlite.backend import SqliteBackend
 from toolsets.profiles import build_profiles
 from toolsets.services import Services
 
@@ -94,7 +95,9 @@ async def bench_size(target_chunks: int, query_count: int, base: Path) -> dict[s
     files = max(1, target_chunks // SECTIONS_PER_FILE)
     docs = base / f"docs-{target_chunks}"
     paths = make_corpus(docs, files, rng, words, weights)
-    svc = Services(data_dir=base / f"data-{target_chunks}", docs_dir=docs)
+    data = base / f"data-{target_chunks}"
+    backend = SqliteBackend(data)
+    svc = Services(backend=backend, data_dir=data, docs_dir=docs)
     try:
         full = await svc.knowledge.refresh()
         idle = await svc.knowledge.refresh()
@@ -108,7 +111,7 @@ async def bench_size(target_chunks: int, query_count: int, base: Path) -> dict[s
         debounced = await search_latencies(svc, queries)
         svc.knowledge.debounce = 0
         rescanning = await search_latencies(svc, queries[: max(20, query_count // 4)])
-        db_bytes = sum(p.stat().st_size for p in svc.db.path.parent.glob("truloop.sqlite3*"))
+        db_bytes = sum(p.stat().st_size for p in backend.path.parent.glob(f"{backend.path.name}*"))
     finally:
         svc.close()
     return {

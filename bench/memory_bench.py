@@ -42,7 +42,10 @@ sys.path.insert(0, str(PROJECT_DIR))
 from toolsets.core.context import Caller, ToolContext  # noqa: E402
 from toolsets.core.dispatch import dispatch  # noqa: E402
 from toolsets.core.envelope import ToolOk  # noqa: E402
-from toolsets.infra.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression  # noqa: E402
+from toolsets.infra.store.memories import MemoryRecord  # noqa: E402
+from toolsets.infra.store.memories.sqlite import SqliteMemories, insert_memory, match_expression  # noqa: E402
+from toolsets.infra.store.sqlite.backend import SqliteBackend  # noqa: E402
+from toolsets.infra.store.sqlite.database import Database  # noqa: E402
 from toolsets.profiles import build_profiles  # noqa: E402
 from toolsets.services import Services  # noqa: E402
 
@@ -107,7 +110,7 @@ async def run_size(size: int, query_count: int, deadline: float) -> Row | None:
     words = vocabulary(rng)
     weights = zipf_weights(len(words))
     with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
-        services = Services(data_dir=Path(tmp), docs_dir=Path(tmp) / "docs")
+        services = Services(backend=SqliteBackend(Path(tmp)), data_dir=Path(tmp), docs_dir=Path(tmp) / "docs")
         store = services.memories
         assert isinstance(store, SqliteMemories), "the bench measures the embedded store"
         await store.save(USER, "warm-up memory", [])  # creates the schema outside the timing
@@ -154,11 +157,17 @@ async def run_size(size: int, query_count: int, deadline: float) -> Row | None:
     )
 
 
+def store_db(services: Services) -> Database:
+    """The embedded store's database (the bench runs on SQLite only)."""
+    assert isinstance(services.backend, SqliteBackend)
+    return services.backend.db
+
+
 async def matching_rows(services: Services, query: str) -> int:
     """How many memories BM25 had to score for a query (every row that matches any of its words)."""
     expression = match_expression(USER, query)
     sql = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
-    return int(await services.db.read(lambda conn: conn.execute(sql, (expression,)).fetchone()[0]))
+    return int(await store_db(services).read(lambda conn: conn.execute(sql, (expression,)).fetchone()[0]))
 
 
 def print_table(rows: list[Row], query_count: int) -> None:
@@ -182,7 +191,7 @@ async def run_many_users(users: int, per_user: int, saves: int, query_count: int
     weights = zipf_weights(len(words))
     user_ids = [f"user-{n:05}" for n in range(users)]
     with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
-        services = Services(data_dir=Path(tmp), docs_dir=Path(tmp) / "docs")
+        services = Services(backend=SqliteBackend(Path(tmp)), data_dir=Path(tmp), docs_dir=Path(tmp) / "docs")
         store = services.memories
         assert isinstance(store, SqliteMemories), "the bench measures the embedded store"
         await store.save("warm-up", "warm-up memory", [])  # creates the schema outside the timing
@@ -199,7 +208,7 @@ async def run_many_users(users: int, per_user: int, saves: int, query_count: int
                 for user, record in batch:
                     insert_memory(conn, user, record)  # type: ignore[arg-type]
 
-            await services.db.write(load)
+            await store_db(services).write(load)
         bulk = len(records) / (time.perf_counter() - start)
         start = time.perf_counter()
         for _ in range(saves):

@@ -35,9 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from search_corpus import DOCS, MEMORIES, QUERIES  # noqa: E402
 
-from toolsets.infra.store.db import Database  # noqa: E402
 from toolsets.infra.store.knowledge import KnowledgeIndex, parse_document  # noqa: E402
-from toolsets.infra.store.memories import SqliteMemories  # noqa: E402
+from toolsets.infra.store.knowledge.sqlite import SqliteKnowledgeTables  # noqa: E402
+from toolsets.infra.store.memories.sqlite import SqliteMemories  # noqa: E402
+from toolsets.infra.store.sqlite.database import Database  # noqa: E402
 from toolsets.infra.text.analyzer import KEPT, Analyzer  # noqa: E402
 from toolsets.infra.text.korean import KIWI  # noqa: E402
 
@@ -100,7 +101,7 @@ async def with_analyzer(text: Analyzer, base: Path) -> tuple[Searcher, Searcher,
     for name, body in DOCS.items():
         (docs_dir / name).write_text(body, encoding="utf-8")
     db = Database(base / "eval.sqlite3")
-    index = KnowledgeIndex(db, docs_dir, debounce=3600, text=text)
+    index = KnowledgeIndex(SqliteKnowledgeTables(db), docs_dir, debounce=3600, text=text)
     store = SqliteMemories(db, text=text)
     started = time.perf_counter()
     await index.refresh()

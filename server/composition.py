@@ -1,8 +1,9 @@
 """The composition root: one `Deployment` per set of settings builds everything once and passes it down.
 
-    settings -> store backend and services -> one Redis client -> device bridge -> extensions (plugin
-    catalog, workspace) -> gates -> profiles with their middleware instances -> the front door -> fronts
-    (MCP servers for stdio and each HTTP surface, the pipe of `truloop-mcp call`, in-process runners)
+    settings -> store backend (SQLite or PostgreSQL, chosen once) and services -> one Redis client
+    -> device bridge -> extensions (plugin catalog, workspace) -> gates -> profiles with their middleware
+    instances -> the front door -> fronts (MCP servers for stdio and each HTTP surface, the pipe of
+    `truloop-mcp call`, in-process runners, LangGraph tools)
 
 Nothing here is module state: two deployments in one process (say one with `--tools-dir` and gates, one
 without) share no object. What a stdio server does not need to answer `initialize` (the profiles, the
@@ -72,14 +73,15 @@ class Deployment:
     def _build_services(self) -> Services:
         from bridge.delivery import DeviceDelivery
         from server.audit_log import open_audit_log
+        from toolsets.infra.store.backend import open_backend
         from toolsets.services import Services
 
         settings = self.settings
         services = Services(
+            backend=open_backend(settings.data_dir, settings.database_url),  # opens nothing until first used
             data_dir=settings.data_dir,
             docs_dir=settings.resolved_docs_dir,
             keys=settings.upstream_keys,
-            database_url=settings.database_url,
             open_audit=functools.partial(open_audit_log, settings),  # on the first audit line, not at start
         )
         services.delivery = DeviceDelivery(self.bridge)

@@ -28,6 +28,7 @@ from server.settings import Settings
 from toolsets.core.context import Caller, ConfirmPolicy
 from toolsets.core.toolset import AbstractToolset
 from toolsets.front_door import FrontDoor
+from toolsets.infra.store.backend import open_backend
 from toolsets.infra.upstream.keys import UpstreamKeys
 from toolsets.services import Services
 
@@ -66,15 +67,19 @@ async def no_wait(seconds: float) -> None:
     """A backoff sleep that returns at once: retries are counted, never waited for, in tests."""
 
 
-def services_for(data_dir: Path, *, transport: Any = None, keys: UpstreamKeys | None = None) -> Services:
-    """Services on `data_dir`; `transport` (an httpx.MockTransport) stands in for the internet."""
+def services_for(
+    data_dir: Path, *, transport: Any = None, keys: UpstreamKeys | None = None, database_url: str | None = None
+) -> Services:
+    """Services on `data_dir` (the store: `database_url`, else the test's `STORE_URL`, else SQLite in `data_dir`);
+    `transport` (an httpx.MockTransport) stands in for the internet."""
+    url = database_url or STORE_URL
     return Services(
+        backend=open_backend(data_dir, SecretStr(url) if url else None),
         data_dir=data_dir,
         docs_dir=data_dir / "docs",
         keys=keys or UpstreamKeys(),
         http_transport=transport,
         retry_sleep=no_wait,
-        database_url=SecretStr(STORE_URL) if STORE_URL else None,
     )
 
 

@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from tests.people import PEOPLE
 from tests.support import TRULOOP, child_env, services_for
@@ -41,8 +40,7 @@ async def test_copy_moves_an_embedded_store_onto_postgresql_without_loss(tmp_pat
     for line in ("users                     5        5", "memories                  1        1"):
         assert line in copied.stdout
 
-    shared = services_for(tmp_path / "replica")  # another machine: no docs folder, the shared store
-    shared.database_url = SecretStr(database_url)
+    shared = services_for(tmp_path / "replica", database_url=database_url)  # another machine: no docs folder
     assert (await shared.users.get("bob")).email == "bob@example.com"  # type: ignore[union-attr]
     assert [u.id for u in await shared.users.find_by_username("Minji", 5)] == []
     assert [u.id for u in await shared.users.find_by_username("Alice", 5)] == ["alice"]

@@ -17,11 +17,13 @@ from mcp import Client
 from pydantic import SecretStr
 
 from tests.support import MODES, answering, payload, server_for, services_for
-from toolsets.infra.store.memories import MemoryRecord, SqliteMemories, insert_memory, match_expression
-from toolsets.infra.store.postgres.memories import PgMemories
+from toolsets.infra.store.memories import MemoryRecord
+from toolsets.infra.store.memories.postgres import PgMemories
+from toolsets.infra.store.memories.sqlite import SqliteMemories, insert_memory, match_expression
+from toolsets.infra.store.sqlite.backend import SqliteBackend
 from toolsets.infra.upstream.keys import UpstreamKeys
 from toolsets.infra.upstream.supermemory import SupermemoryMemories, container_tag
-from toolsets.services import Services, memory_backend
+from toolsets.services import Services, memory_store
 
 API_KEY = "sm_test_key_never_shown"
 
@@ -289,9 +291,9 @@ def supermemory_services(tmp_path: Path, handler: Any) -> Services:
 
 
 def test_backend_choice_follows_the_api_key(tmp_path: Path) -> None:
-    assert isinstance(memory_backend(services_for(tmp_path)), SqliteMemories)
+    assert isinstance(memory_store(services_for(tmp_path)), SqliteMemories)
     blank = UpstreamKeys(supermemory=SecretStr("  "))
-    assert isinstance(memory_backend(services_for(tmp_path, keys=blank)), SqliteMemories)
+    assert isinstance(memory_store(services_for(tmp_path, keys=blank)), SqliteMemories)
     assert isinstance(supermemory_services(tmp_path, FakeSupermemory()).memories, SupermemoryMemories)
 
 
@@ -450,7 +452,7 @@ def fts_integrity(conn: sqlite3.Connection) -> None:
 async def test_200_concurrent_saves_lose_nothing(tmp_path: Path) -> None:
     svc = services_for(tmp_path)
     store = svc.memories
-    assert isinstance(store, PgMemories if svc.shared_store else SqliteMemories)
+    assert isinstance(store, PgMemories if svc.backend.shared else SqliteMemories)
     saved: list[MemoryRecord] = []
 
     async def writer(worker: int) -> None:
@@ -466,15 +468,17 @@ async def test_200_concurrent_saves_lose_nothing(tmp_path: Path) -> None:
     assert len(saved) == 200 and len({record.id for record in saved}) == 200
     assert sum([await store.count(f"user{u}") for u in range(4)]) == 200
     assert len(await store.search("user0", "pelicans", 50)) == 50
-    if not svc.shared_store:
-        await svc.db.read(fts_integrity)
+    if isinstance(svc.backend, SqliteBackend):
+        await svc.backend.db.read(fts_integrity)
     await svc.aclose()
 
 
 @pytest.mark.anyio
 async def test_a_write_that_fails_midway_leaves_nothing_behind(tmp_path: Path) -> None:
     svc = services_for(tmp_path)
-    store = SqliteMemories(svc.db)
+    assert isinstance(svc.backend, SqliteBackend)
+    db = svc.backend.db
+    store = SqliteMemories(db)
     await store.save("alice", "Existing memory about kayaks", [])
     half = MemoryRecord(
         id="mem_half", content="Half written memory about zeppelins", tags=[], created_at="2026-01-01T00:00:00+00:00"
@@ -485,17 +489,17 @@ async def test_a_write_that_fails_midway_leaves_nothing_behind(tmp_path: Path) -
         raise RuntimeError("crash between statements")
 
     with pytest.raises(RuntimeError):
-        await svc.db.write(insert_then_fail)
+        await db.write(insert_then_fail)
 
     assert await store.count("alice") == 1
     assert await store.search("alice", "zeppelins", 5) == []
-    fts_rows = await svc.db.read(
+    fts_rows = await db.read(
         lambda conn: conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'zeppelins'").fetchone()[
             0
         ]
     )
     assert fts_rows == 0
-    await svc.db.read(fts_integrity)
+    await db.read(fts_integrity)
     assert [hit.record.content for hit in await store.search("alice", "kayaks", 5)] == ["Existing memory about kayaks"]
     svc.close()
 

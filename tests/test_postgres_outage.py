@@ -71,7 +71,7 @@ async def test_a_restart_mid_load_is_retryable_and_loses_nothing_acknowledged(
     private_postgres: PrivatePostgres, tmp_path: Path
 ) -> None:
     server = server_for(data_dir=tmp_path, database_url=private_postgres.url)
-    server.services.pg.acquire_timeout = 2.0  # type: ignore[attr-defined]
+    server.services.backend.pg.acquire_timeout = 2.0  # type: ignore[attr-defined]
     acknowledged: list[str] = []
     refused: list[dict[str, object]] = []
 

@@ -15,13 +15,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.support import MODES, TRULOOP, child_env, error_of, server_for, services_for
-from toolsets.infra.store import knowledge as knowledge_store
-from toolsets.infra.store import memories as memory_store
-from toolsets.infra.store import users as user_store
-from toolsets.infra.store.db import Database
 from toolsets.infra.store.knowledge import KnowledgeIndex
-from toolsets.infra.store.memories import SqliteMemories
+from toolsets.infra.store.knowledge import sqlite as knowledge_store
+from toolsets.infra.store.knowledge.sqlite import SqliteKnowledgeTables
+from toolsets.infra.store.memories import sqlite as memory_store
+from toolsets.infra.store.memories.sqlite import SqliteMemories
+from toolsets.infra.store.sqlite.database import Database
 from toolsets.infra.store.users import UserRecord
+from toolsets.infra.store.users import sqlite as user_store
 from toolsets.infra.text import Analyzer, analyzer, match_expression
 from toolsets.services import Services
 
@@ -232,7 +233,7 @@ async def test_an_analyzer_change_reanalyzes_stored_chunks_with_progress_and_rea
     async def progress(done: float, total: float | None, message: str | None) -> None:
         seen.append((done, total, message))
 
-    changed = KnowledgeIndex(svc.db, svc.docs_dir, debounce=0, text=Analyzer("bigram"))
+    changed = KnowledgeIndex(svc.backend.knowledge_tables, svc.docs_dir, debounce=0, text=Analyzer("bigram"))
     stats = await changed.refresh(progress)
     assert stats.chunks_reanalyzed == first.chunks_written and stats.files_indexed == 0
     assert seen[0][:2] == (0, first.chunks_written) and seen[-1][:2] == (first.chunks_written, first.chunks_written)
@@ -269,14 +270,14 @@ async def test_an_old_store_is_migrated_and_its_rows_become_searchable(tmp_path:
     db = Database(path)
     store = SqliteMemories(db)
     assert [hit.record.id for hit in await store.search("alice", "키위", 5)] == ["mem_1"]
-    users = user_store.UserStore(db)
+    users = user_store.SqliteUserStore(db)
     assert [user.id for user in await users.find_by_username("Minji Kim", 5)] == ["minji"]
     assert sorted(user.id for user in await users.group_members("Опс")) == ["minji", "sora"]
     assert (await users.get("minji")).groups == ["ОПС"]  # type: ignore[union-attr]  # two spellings, one group
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text(POLICY, encoding="utf-8")
-    index = KnowledgeIndex(db, docs, debounce=0)
+    index = KnowledgeIndex(SqliteKnowledgeTables(db), docs, debounce=0)
     assert (await index.search("팀장", 1))[0].heading == "근무 규정 > 휴가"
     await db.read(lambda c: c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')"))
     db.close()

@@ -14,10 +14,10 @@ from pydantic import ValidationError
 
 import toolsets.infra.store
 from tests.people import PEOPLE, directory
-from toolsets.infra.store.db import Database
 from toolsets.infra.store.errors import Conflict, InvitationMissing, StoreError
-from toolsets.infra.store.events import EventChanges, EventStore, NewEvent
-from toolsets.infra.store.inventory import count_rows
+from toolsets.infra.store.events import EventChanges, NewEvent
+from toolsets.infra.store.events.sqlite import SqliteEventStore
+from toolsets.infra.store.sqlite.database import Database
 
 SEOUL = dt.timezone(dt.timedelta(hours=9))
 FIELDS = NewEvent(
@@ -48,8 +48,8 @@ async def test_concurrent_writes_from_many_tasks_lose_nothing(tmp_path: Path) ->
         for event_id in created[:50]:
             for _ in range(3):  # the same invitation raced three times: no duplicates
                 tg.start_soon(invite_many, event_id)
-    count = await count_rows(services.store, "events")
-    invitations = await count_rows(services.store, "invitations")
+    count = await services.backend.count_rows("events")
+    invitations = await services.backend.count_rows("invitations")
     assert len(set(created)) == 150 and count == 150
     assert invitations == 150 + 50 * 3
     await services.aclose()
@@ -58,7 +58,7 @@ async def test_concurrent_writes_from_many_tasks_lose_nothing(tmp_path: Path) ->
 @pytest.mark.anyio
 async def test_a_failure_between_two_writes_leaves_no_half_state(tmp_path: Path) -> None:
     db = Database(tmp_path / "s.sqlite3")
-    events = EventStore(db)
+    events = SqliteEventStore(db)
     await events.create("alice", FIELDS, [])
 
     def half(conn: sqlite3.Connection) -> None:
@@ -107,7 +107,7 @@ async def test_migrations_are_versioned_and_refuse_a_newer_schema(tmp_path: Path
 
 @pytest.mark.anyio
 async def test_event_inputs_are_typed_with_aware_times(tmp_path: Path) -> None:
-    events = EventStore(Database(tmp_path / "e.sqlite3"))
+    events = SqliteEventStore(Database(tmp_path / "e.sqlite3"))
     with pytest.raises(ValidationError):  # a naive time has no place on the timeline
         NewEvent(title="t", start=dt.datetime(2030, 1, 1, 10), end=FIELDS.end, timezone="UTC")
     with pytest.raises(ValidationError, match="always has title"):

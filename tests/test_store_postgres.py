@@ -9,13 +9,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from pydantic import SecretStr
 
 from tests.people import PEOPLE
 from tests.support import services_for
 from toolsets.infra.store.errors import RateLimited, StoreError, StoreUnavailable
 from toolsets.infra.store.events import NewEvent
-from toolsets.infra.store.inventory import count_rows, migrate_all, versions
+from toolsets.infra.store.postgres.backend import PostgresBackend
 from toolsets.infra.store.postgres.database import PgDatabase
 from toolsets.services import Services
 
@@ -30,20 +29,24 @@ FIELDS = NewEvent(
 
 def replica(data_dir: Path, url: str) -> Services:
     """One replica's services: its own folder and connection pool, the shared database."""
-    services = services_for(data_dir)
-    services.database_url = SecretStr(url)
-    return services
+    return services_for(data_dir, database_url=url)
+
+
+def pg(services: Services) -> PgDatabase:
+    """The connection pool of a replica's shared store."""
+    assert isinstance(services.backend, PostgresBackend)
+    return services.backend.pg
 
 
 @pytest.mark.anyio
 async def test_replicas_starting_together_migrate_once_and_a_newer_schema_is_refused(database_url: str) -> None:
-    pools = [PgDatabase(database_url) for _ in range(4)]
+    replicas = [PostgresBackend(database_url) for _ in range(4)]
     async with anyio.create_task_group() as tg:
-        for pool in pools:
-            tg.start_soon(migrate_all, pool)
-    assert set((await versions(pools[0])).values()) == {1}
-    await pools[0].ensure_schema("demo", ["CREATE TABLE demo_a (x INTEGER)"])
-    again = PgDatabase(database_url)
+        for backend in replicas:
+            tg.start_soon(backend.migrate)
+    assert set((await replicas[0].versions()).values()) == {1}
+    await replicas[0].pg.ensure_schema("demo", ["CREATE TABLE demo_a (x INTEGER)"])
+    again = PostgresBackend(database_url).pg
     await again.ensure_schema("demo", ["CREATE TABLE demo_a (x INTEGER)", "ALTER TABLE demo_a ADD COLUMN y TEXT"])
     async with again.transaction() as conn:
         columns = await (
@@ -53,10 +56,10 @@ async def test_replicas_starting_together_migrate_once_and_a_newer_schema_is_ref
             )
         ).fetchall()
     assert [row["column_name"] for row in columns] == ["x", "y"]
-    older = PgDatabase(database_url)
+    older = PostgresBackend(database_url).pg
     with pytest.raises(StoreError, match="newer"):
         await older.ensure_schema("demo", ["CREATE TABLE demo_a (x INTEGER)"])
-    for pool in (*pools, again, older):
+    for pool in (*(backend.pg for backend in replicas), again, older):
         await pool.close()
 
 
@@ -65,14 +68,14 @@ async def test_a_failure_inside_an_operation_leaves_nothing(tmp_path: Path, data
     services = replica(tmp_path, database_url)
     await services.events.create("alice", FIELDS, [])
     with pytest.raises(RuntimeError):
-        async with services.pg.transaction() as conn:
+        async with pg(services).transaction() as conn:
             await conn.execute(
                 'INSERT INTO events(id, owner_id, title, start, "end", start_utc, end_utc, timezone, created_at, '
                 "updated_at) VALUES('evt_half', 'alice', 't', 'a', 'b', 'a', 'b', 'UTC', 'x', 'x')"
             )
             raise RuntimeError("the process dies here")
     assert await services.events.get("evt_half") is None
-    assert await count_rows(services.pg, "events") == 1
+    assert await services.backend.count_rows("events") == 1
     await services.aclose()
 
 
@@ -124,7 +127,7 @@ async def test_raced_invitations_over_two_replicas_are_added_once(tmp_path: Path
 @pytest.mark.anyio
 async def test_an_unreachable_database_is_a_retryable_store_error(tmp_path: Path) -> None:
     services = replica(tmp_path, "postgresql://nobody@127.0.0.1:1/none")
-    services.pg.acquire_timeout = 1.0
+    pg(services).acquire_timeout = 1.0
     with anyio.fail_after(20), pytest.raises(StoreUnavailable, match="cannot be reached"):
         await services.events.get("evt_x")
     await services.aclose()

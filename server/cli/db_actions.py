@@ -9,19 +9,13 @@ if TYPE_CHECKING:
     from toolsets.services import Services
 
 
-def _where(services: Services) -> str:
-    return "PostgreSQL (--database-url)" if services.shared_store else f"SQLite {services.db.path}"
-
-
 async def migrate(services: Services) -> None:
     """Apply every component's pending migrations (under the migration lock on PostgreSQL)."""
-    from toolsets.infra.store.inventory import migrate_all
-
     try:
-        done = await migrate_all(services.store)
+        done = await services.backend.migrate()
     finally:
         await services.aclose()
-    print(f"store: {_where(services)}")
+    print(f"store: {services.backend.describe()}")
     for component, version in done.items():
         print(f"  {component}: schema version {version}")
 
@@ -30,15 +24,16 @@ async def status(services: Services) -> None:
     """Each component's schema version beside the program's, and its tables' row counts. Exits 1 when a
     component is newer than this program (it would be refused) or not created yet."""
     from server.cli.operator_commands import CommandError
-    from toolsets.infra.store.inventory import TABLES, count_rows, migrations, versions
+    from toolsets.infra.store.inventory import TABLES
 
+    backend = services.backend
     try:
-        found = await versions(services.store)
-        known = {component: len(steps) for component, steps in migrations(services.store).items()}
-        counts = {table: await count_rows(services.store, table) for names in TABLES.values() for table in names}
+        found = await backend.versions()
+        known = {component: len(steps) for component, steps in backend.migrations().items()}
+        counts = {table: await backend.count_rows(table) for names in TABLES.values() for table in names}
     finally:
         await services.aclose()
-    print(f"store: {_where(services)}")
+    print(f"store: {backend.describe()}")
     problems = []
     for component, version in found.items():
         state = "current" if version == known[component] else "newer than this program" if version > known[component] \
@@ -68,13 +63,13 @@ def copy(source: str, target: str) -> None:
 async def _copy(path: Path, target: str) -> None:
     from server.cli.operator_commands import CommandError
     from toolsets.infra.store.copy import copy_sqlite_to_postgres
-    from toolsets.infra.store.postgres.database import PgDatabase
+    from toolsets.infra.store.postgres.backend import PostgresBackend
 
-    pg = PgDatabase(target)
+    backend = PostgresBackend(target)
     try:
-        tables = await copy_sqlite_to_postgres(path, pg, report=print)
+        tables = await copy_sqlite_to_postgres(path, backend, report=print)
     finally:
-        await pg.close()
+        await backend.aclose()
     print(f"{'table':<18} {'rows':>8} {'copied':>8}  sha256 (source = target)")
     for table in tables:
         mark = "ok" if table.equal else "DIFFERENT"

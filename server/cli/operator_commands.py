@@ -36,13 +36,14 @@ def parse(parser: argparse.ArgumentParser, group: str, argv: Sequence[str]) -> t
 
 
 def store_services(settings: Settings) -> Services:
+    from toolsets.infra.store.backend import open_backend
     from toolsets.services import Services
 
     return Services(
+        backend=open_backend(settings.data_dir, settings.database_url),
         data_dir=settings.data_dir,
         docs_dir=settings.resolved_docs_dir,
         keys=settings.upstream_keys,
-        database_url=settings.database_url,
     )
 
 

@@ -80,6 +80,6 @@ def run(argv: Sequence[str]) -> None:
             count = services.users.import_users_sync(users)
         except Conflict as exc:
             raise CommandError(f"nothing imported: {exc}") from None
-        print(f"imported {count} users into {'the shared database' if services.shared_store else services.db.path}")
+        print(f"imported {count} users into {services.backend.location}")
 
     reporting_failures(import_users)

@@ -1,1 +1,3 @@
-"""The embedded store: SQLite in --data-dir, one module per kind of data."""
+"""The store: one folder per component (users, events, inbox, memories, knowledge), each holding its
+contract (a `typing.Protocol`) and its SQLite and PostgreSQL implementations side by side; `sqlite/`
+and `postgres/` hold the two engines, and `backend` picks one per deployment (`open_backend`)."""

@@ -18,10 +18,12 @@ from typing import Any
 
 import anyio
 
-from toolsets.infra.store.db import Database
 from toolsets.infra.store.errors import StoreError
-from toolsets.infra.store.inventory import TABLES, count_rows, migrate_all
+from toolsets.infra.store.inventory import TABLES
+from toolsets.infra.store.postgres.backend import PostgresBackend
 from toolsets.infra.store.postgres.database import PgDatabase
+from toolsets.infra.store.sqlite.backend import SqliteBackend
+from toolsets.infra.store.sqlite.database import Database
 
 EVENT_COLUMNS = ("id", "owner_id", "title", "start", "end", "start_utc", "end_utc", "timezone", "location",
                  "description", "availability_deadline", "created_at", "updated_at")  # fmt: skip
@@ -91,34 +93,34 @@ async def read_postgres(pg: PgDatabase) -> dict[str, list[tuple[Any, ...]]]:
 
 
 async def copy_sqlite_to_postgres(
-    source_path: Path, pg: PgDatabase, report: Callable[[str], None] = lambda line: None
+    source_path: Path, target: PostgresBackend, report: Callable[[str], None] = lambda line: None
 ) -> list[TableCopy]:
-    """Copy the store at `source_path` into `pg` (whose tables must be empty); the per-table comparison."""
+    """Copy the store at `source_path` into `target` (whose tables must be empty); the per-table comparison."""
+    from toolsets.infra.store.knowledge.postgres import chunk_tsv
     from toolsets.infra.store.knowledge.prepare import chunk_terms
-    from toolsets.infra.store.memories import _terms
-    from toolsets.infra.store.postgres.knowledge import chunk_tsv
-    from toolsets.infra.store.postgres.memories import memory_tsv
-    from toolsets.infra.store.postgres.users import index_names
+    from toolsets.infra.store.memories.postgres import memory_tsv
+    from toolsets.infra.store.memories.shared import memory_terms
+    from toolsets.infra.store.users.postgres import index_names
     from toolsets.infra.text import analyzer
 
     if not await anyio.Path(source_path).is_file():
         raise CopyRefused(f"{source_path} is not an embedded store (no such file)")
-    source = Database(source_path)
+    source = SqliteBackend.file(source_path)
     try:
-        versions = await migrate_all(source)  # an older embedded store is brought up to date first
+        versions = await source.migrate()  # an older embedded store is brought up to date first
         report(f"source {source_path}: schema {versions}")
-        rows = read_sqlite(source)
+        rows = read_sqlite(source.db)
     finally:
         source.close()
-    await migrate_all(pg)
-    held = {table: await count_rows(pg, table) for names in TABLES.values() for table in names}
+    await target.migrate()
+    held = {table: await target.count_rows(table) for names in TABLES.values() for table in names}
     if any(held.values()):
         busy = ", ".join(f"{table} ({count})" for table, count in held.items() if count)
         raise CopyRefused(f"the target database already holds data ({busy}); copy into an empty database")
 
     text = analyzer()
     titles = {row[0]: row[4] for row in rows["knowledge_files"]}
-    async with pg.transaction() as conn, conn.cursor() as cursor:
+    async with target.pg.transaction() as conn, conn.cursor() as cursor:
         for table, (columns, _) in COLUMNS.items():
             if not rows[table]:
                 continue
@@ -128,7 +130,7 @@ async def copy_sqlite_to_postgres(
                 extra = ("content_terms", "tags_terms", "analyzer", "tsv")
                 values = []
                 for row in rows[table]:
-                    content_terms, tags_terms = _terms(text, row[2], json.loads(row[3]))
+                    content_terms, tags_terms = memory_terms(text, row[2], json.loads(row[3]))
                     values.append(
                         (*row, content_terms, tags_terms, text.id, memory_tsv(row[1], content_terms, tags_terms))
                     )
@@ -149,7 +151,7 @@ async def copy_sqlite_to_postgres(
             (text.id,),
         )
 
-    copied = await read_postgres(pg)
+    copied = await read_postgres(target.pg)
     return [
         TableCopy(table, len(rows[table]), len(copied[table]), checksum(rows[table]), checksum(copied[table]))
         for table in COLUMNS

@@ -13,17 +13,15 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
-from toolsets.infra.store.db import Database
 from toolsets.infra.store.errors import DocsFolderMissing
+from toolsets.infra.store.knowledge.contract import KnowledgeTables
 from toolsets.infra.store.knowledge.files import resolve_root, scan
-from toolsets.infra.store.knowledge.prepare import Prepared, chunk_terms, prepare_batch
-from toolsets.infra.store.knowledge.tables import SqliteKnowledgeTables
+from toolsets.infra.store.knowledge.prepare import chunk_terms, prepare_batch
 from toolsets.infra.text import Analyzer, analyzer
 from toolsets.infra.text.snippet import snippet
 
@@ -45,26 +43,6 @@ class KnowledgeHit(BaseModel):
     score: float = Field(description="BM25 relevance; higher is more relevant (comparable within one search only)")
 
 
-class KnowledgeTables(Protocol):
-    """Where the index lives: the embedded store's tables, or the shared database's (`shared`: other
-    replicas read and write the same index)."""
-
-    shared: bool
-
-    async def ensure_schema(self) -> None: ...
-    async def best_chunks(self, terms: list[str], limit: int) -> list[dict[str, Any]]: ...
-    async def document_count(self) -> int: ...
-    async def chunk_count(self) -> int: ...
-    async def stored_state(self, root: str) -> dict[str, tuple[int, int, str]] | None: ...
-    async def reset(self, root: str) -> None: ...
-    async def delete_files(self, paths: list[str]) -> None: ...
-    async def store_batch(self, prepared: list[Prepared], vanished: list[str], version: str) -> None: ...
-    async def stale_chunks(self, version: str) -> int | None: ...
-    async def stale_chunk_texts(self, version: str, limit: int) -> list[tuple[int, str, str, str]]: ...
-    async def store_terms(self, terms: list[tuple[int, str, str, str]], version: str) -> None: ...
-    async def set_meta(self, key: str, value: str) -> None: ...
-
-
 @dataclass
 class IndexStats:
     files_seen: int = 0
@@ -80,13 +58,13 @@ class IndexStats:
 class KnowledgeIndex:
     def __init__(
         self,
-        db: Database | KnowledgeTables,
+        tables: KnowledgeTables,
         docs_dir: Path,
         *,
         debounce: float = DEBOUNCE_SECONDS,
         text: Analyzer | None = None,
     ) -> None:
-        self.tables: KnowledgeTables = SqliteKnowledgeTables(db) if isinstance(db, Database) else db
+        self.tables = tables
         self.docs_dir = Path(docs_dir)
         self.debounce = debounce
         self.analyzer = text or analyzer()

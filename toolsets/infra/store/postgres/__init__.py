@@ -1,3 +1,4 @@
-"""The shared store on PostgreSQL (`--database-url`): the same store contract as the embedded SQLite
-store, for several replicas. Search terms come from the same analyzer and live in `tsvector` columns
-(GIN-indexed, no server-side parsing or stemming)."""
+"""The shared store's engine on PostgreSQL (`--database-url`), for several replicas: the connection pool
+(`database`), the search SQL every component shares (`search`), and the backend that opens each
+component's PostgreSQL implementation over it (`backend`). Search terms come from the same analyzer as
+on SQLite and live in `tsvector` columns (GIN-indexed, no server-side parsing or stemming)."""

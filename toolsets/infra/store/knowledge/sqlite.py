@@ -1,4 +1,5 @@
-"""The index's reads and writes, each run inside one store operation (`Database.read`/`write`)."""
+"""The knowledge index's tables in the embedded SQLite store (`KnowledgeTables`): an FTS5 table ranked by
+BM25, its migrations, and its reads and writes, each run inside one store operation (`Database.read`/`write`)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,45 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from toolsets.infra.store.db import Database
 from toolsets.infra.store.knowledge.prepare import Prepared
-from toolsets.infra.store.knowledge.schema import MIGRATIONS
+from toolsets.infra.store.sqlite.database import Database
 from toolsets.infra.text import match_expression
+
+MIGRATIONS = [
+    """
+    CREATE TABLE knowledge_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE knowledge_files (
+        path TEXT PRIMARY KEY,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        digest TEXT NOT NULL,
+        title TEXT NOT NULL,
+        page_id TEXT,
+        chunks INTEGER NOT NULL
+    );
+    CREATE TABLE knowledge_chunks (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL REFERENCES knowledge_files(path) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        heading TEXT NOT NULL
+    );
+    CREATE INDEX knowledge_chunks_by_path ON knowledge_chunks(path);
+    CREATE VIRTUAL TABLE knowledge_fts USING fts5(
+        title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    """,
+    # 2: the app's analyzer computes the terms; FTS5 only splits them on spaces. Old chunks kept no text,
+    # so the files are read again on the next refresh (which reports progress).
+    """
+    DROP TABLE knowledge_fts;
+    DELETE FROM knowledge_chunks;
+    DELETE FROM knowledge_files;
+    ALTER TABLE knowledge_chunks ADD COLUMN body TEXT NOT NULL DEFAULT '';
+    ALTER TABLE knowledge_chunks ADD COLUMN analyzer TEXT NOT NULL DEFAULT '';
+    CREATE INDEX knowledge_chunks_by_analyzer ON knowledge_chunks(analyzer);
+    CREATE VIRTUAL TABLE knowledge_fts USING fts5(title, heading, body, tokenize = 'ascii');
+    """,
+]
 
 # bm25() weights per FTS column: a hit in the page title or heading path outranks one in the body.
 RANK = "bm25(4.0, 2.0, 1.0)"
@@ -128,7 +164,7 @@ def store_batch(conn: sqlite3.Connection, prepared: list[Prepared], vanished: li
 
 class SqliteKnowledgeTables:
     """The index's tables in the embedded store, as the async operations `KnowledgeIndex` runs (the
-    PostgreSQL twin is `toolsets.infra.store.postgres.knowledge.PgKnowledgeTables`)."""
+    PostgreSQL twin is `toolsets.infra.store.knowledge.postgres.PgKnowledgeTables`)."""
 
     shared = False  # the index belongs to this process's docs folder alone
 

@@ -1,8 +1,9 @@
-"""The user directory: ids, usernames, display names, contacts, groups and roles.
+"""The user directory in the embedded SQLite store (`UserStore`).
 
 Group names are compared in one canonical form (`canonical_key`: NFKC + casefold), stored beside
 the name as given, so the permission check and the lookup can never disagree. Names are searchable
-through the shared analyzer (`toolsets.infra.text`) plus Latin spellings of Korean names.
+through the shared analyzer (`toolsets.infra.text`) plus Latin spellings of Korean names, in an FTS5
+table.
 """
 
 from __future__ import annotations
@@ -12,15 +13,22 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
-
 from toolsets.core.roles import Role
 from toolsets.infra.clock import now_iso
-from toolsets.infra.contacts import DEFAULT_COUNTRY_CODE, normalize_email, normalize_phone, parse_contact_or_none
-from toolsets.infra.store.db import Database
-from toolsets.infra.store.errors import Conflict
-from toolsets.infra.text import analyzer, canonical_key, match_expression, strip_invisible
-from toolsets.infra.text.romanize import name_spellings
+from toolsets.infra.contacts import DEFAULT_COUNTRY_CODE, parse_contact_or_none
+from toolsets.infra.store.sqlite.database import Database
+from toolsets.infra.store.users.contract import UserRecord
+from toolsets.infra.store.users.shared import (
+    cleaned,
+    contains_pattern,
+    from_claims,
+    name_terms,
+    resolve_identifier,
+    search_needle,
+    user_record,
+    username_conflict,
+)
+from toolsets.infra.text import analyzer, canonical_key, match_expression
 
 MIGRATIONS = [
     """
@@ -80,15 +88,6 @@ def _migrate_canonical_groups_and_name_index(conn: sqlite3.Connection) -> None:
 MIGRATIONS.append(_migrate_canonical_groups_and_name_index)
 
 
-def name_terms(username: str | None, display_name: str | None) -> str:
-    """What a user is found by: the analyzer's terms of their username and name, and Latin spellings
-    of a Korean name."""
-    text = analyzer()
-    parts = [text.term_string(username or ""), text.term_string(display_name or "")]
-    parts.extend(text.term_string(spelling) for spelling in name_spellings(display_name or ""))
-    return " ".join(part for part in parts if part)
-
-
 def _index_names(conn: sqlite3.Connection, user_ids: Iterable[str]) -> None:
     version = analyzer().id
     for user_id in user_ids:
@@ -102,38 +101,9 @@ def _index_names(conn: sqlite3.Connection, user_ids: Iterable[str]) -> None:
         )
 
 
-class UserRecord(BaseModel):
-    id: str = Field(min_length=1, max_length=200)
-    username: str | None = Field(default=None, max_length=100)
-    display_name: str | None = Field(default=None, max_length=200)
-    phone: str | None = None
-    email: str | None = None
-    groups: list[str] = Field(default_factory=list)
-    role: Role = "member"
+class SqliteUserStore:
+    """The user directory in the embedded store."""
 
-    @field_validator("username")
-    @classmethod
-    def _username(cls, value: str | None) -> str | None:
-        value = (value or "").strip().lstrip("@")
-        return value or None
-
-    @field_validator("groups", mode="before")
-    @classmethod
-    def _groups(cls, value: Any) -> list[str]:
-        """Group names as given, one per canonical form (`Team` and `TEAM` are one group)."""
-        if value is None or value == "":
-            return []
-        if isinstance(value, str):
-            value = value.split(";")
-        names: dict[str, str] = {}
-        for group in value:
-            name = strip_invisible(str(group))
-            if name:
-                names.setdefault(canonical_key(name), name)
-        return sorted(names.values())
-
-
-class UserStore:
     def __init__(self, db: Database, *, default_country_code: str = DEFAULT_COUNTRY_CODE) -> None:
         self.db = db
         self.country = default_country_code
@@ -144,17 +114,6 @@ class UserStore:
         if not self._names_current:  # users entered before the name index, or under another analyzer
             await self.db.write(_reindex_names)
             self._names_current = True
-
-    def _clean(self, user: UserRecord) -> UserRecord:
-        """Contacts in their normal form; one that cannot be read is dropped rather than stored unusable."""
-        phone = email = None
-        if user.phone:
-            with contextlib.suppress(ValueError):
-                phone = normalize_phone(user.phone, self.country)
-        if user.email:
-            with contextlib.suppress(ValueError):
-                email = normalize_email(user.email)
-        return user.model_copy(update={"phone": phone, "email": email})
 
     def _upsert(self, conn: sqlite3.Connection, user: UserRecord, *, keep_existing: bool) -> None:
         now = now_iso()
@@ -183,13 +142,13 @@ class UserStore:
         )
 
     def _importer(self, users: Iterable[UserRecord]) -> Callable[[sqlite3.Connection], int]:
-        cleaned = [self._clean(user) for user in users]
+        cleaned_users = [cleaned(user, self.country) for user in users]
 
         def apply(conn: sqlite3.Connection) -> int:
-            for user in cleaned:
+            for user in cleaned_users:
                 self._upsert(conn, user, keep_existing=False)
-            _index_names(conn, [user.id for user in cleaned])
-            return len(cleaned)
+            _index_names(conn, [user.id for user in cleaned_users])
+            return len(cleaned_users)
 
         return apply
 
@@ -206,23 +165,10 @@ class UserStore:
         with _conflict_on_integrity_error():
             return self.db.write_sync(self._importer(users))
 
-    def _from_claims(self, claims: Mapping[str, Any], role: Role) -> UserRecord:
-        """A token's user (`sub`, `preferred_username`, `name`, `phone_number`, `email`), contacts cleaned."""
-        return self._clean(
-            UserRecord(
-                id=str(claims["sub"]),
-                username=_text(claims.get("preferred_username")),
-                display_name=_text(claims.get("name")),
-                phone=_text(claims.get("phone_number")),
-                email=_text(claims.get("email")),
-                role=role,
-            )
-        )
-
     async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
         """Enter a token's user on first authenticated use (`sub`, `preferred_username`, `name`, ...)."""
         await self._ready()
-        user = self._from_claims(claims, role)
+        user = from_claims(claims, role, self.country)
 
         def apply(conn: sqlite3.Connection) -> None:
             try:
@@ -261,10 +207,10 @@ class UserStore:
         """Users whose username or name contains `text`, or whose name has every word of it (`민지` and
         `Minji Kim` both find `김민지`): the exact username first, then by relevance."""
         await self._ready()
-        needle = _search_needle(text)
+        needle = search_needle(text)
         if needle is None:
             return []
-        pattern = _contains_pattern(needle)
+        pattern = contains_pattern(needle)
         match = match_expression(analyzer().query_terms(needle), require="all")
 
         def run(conn: sqlite3.Connection) -> list[UserRecord]:
@@ -303,21 +249,11 @@ class UserStore:
     async def resolve(self, identifier: str) -> list[UserRecord]:
         """Users an identifier may name: an id, a username (with or without @), an email or a phone."""
         await self._ready()
-        text = strip_invisible(identifier)
-        if not text:
-            return []
-        by_id = await self.get(text)
-        if by_id is not None:
-            return [by_id]
-        if "@" in text[1:]:
-            return await self.find_by_contact(text)
-        found = await self._by_username(text.lstrip("@"))
-        if found:
-            return found
-        return await self.find_by_contact(text)  # a phone number; [] for anything else
+        return await resolve_identifier(self, identifier)
 
-    async def _by_username(self, username: str) -> list[UserRecord]:
+    async def by_username(self, username: str) -> list[UserRecord]:
         """The user with this username, compared without case."""
+        await self._ready()
         return list((await self.db.read(lambda conn: _load(conn, "username = ?", (username,)))).values())
 
 
@@ -335,43 +271,13 @@ def _reindex_names(conn: sqlite3.Connection) -> int:
     return len(stale)
 
 
-def _search_needle(text: str) -> str | None:
-    """What a username search looks for (`@` and invisible characters dropped); None when nothing is
-    left to look for, so a search is never for "everyone"."""
-    needle = strip_invisible(text).lstrip("@")
-    return needle if any(char.isalnum() for char in needle) else None
-
-
-def _contains_pattern(needle: str) -> str:
-    """A LIKE pattern for text containing `needle` literally (its wildcards escaped with `\\`)."""
-    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 @contextlib.contextmanager
 def _conflict_on_integrity_error() -> Iterator[None]:
     """A write refused by a uniqueness rule raises `Conflict` (nothing was written)."""
     try:
         yield
     except sqlite3.IntegrityError as exc:
-        raise Conflict(f"{exc} (a username is already taken by another id?)") from None
-
-
-def _user_record(row: sqlite3.Row | Mapping[str, Any], groups: list[str]) -> UserRecord:
-    """A `users` row and its group names as a record."""
-    return UserRecord(
-        id=row["id"],
-        username=row["username"],
-        display_name=row["display_name"],
-        phone=row["phone"],
-        email=row["email"],
-        role=row["role"],
-        groups=groups,
-    )
-
-
-def _text(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+        raise username_conflict(exc) from None
 
 
 def _load(conn: sqlite3.Connection, where: str, args: Iterable[Any]) -> dict[str, UserRecord]:
@@ -383,4 +289,4 @@ def _load(conn: sqlite3.Connection, where: str, args: Iterable[Any]) -> dict[str
     groups: dict[str, list[str]] = {}
     for row in conn.execute(f"SELECT user_id, group_name FROM user_groups WHERE user_id IN ({marks})", ids):
         groups.setdefault(row["user_id"], []).append(row["group_name"])
-    return {row["id"]: _user_record(row, groups.get(row["id"], [])) for row in rows}
+    return {row["id"]: user_record(row, groups.get(row["id"], [])) for row in rows}

@@ -1,4 +1,4 @@
-"""The inbox and its per-sender rate limit on PostgreSQL: the contract of `toolsets.infra.store.inbox.Inbox`.
+"""The inbox and its per-sender rate limit in the shared PostgreSQL store (`InboxStore`).
 
 The limit is exact with many replicas: a send first upserts the sender's row in `inbox_senders`, which
 locks that row until the transaction ends, so two sends by one sender (on any replica) are counted
@@ -12,7 +12,8 @@ import datetime as dt
 import secrets
 
 from toolsets.infra.clock import iso_utc, now_iso
-from toolsets.infra.store.inbox import PRECISION, Inbox, InboxMessage, RateLimit, _refuse_if_full
+from toolsets.infra.store.inbox.contract import InboxMessage
+from toolsets.infra.store.inbox.shared import PRECISION, RateLimit, refuse_if_full
 from toolsets.infra.store.postgres.database import PgDatabase, PgMigration
 
 MIGRATIONS: list[PgMigration] = [
@@ -35,7 +36,9 @@ MIGRATIONS: list[PgMigration] = [
 ]
 
 
-class PgInbox(Inbox):
+class PgInbox:
+    """The inbox in the shared store."""
+
     def __init__(self, db: PgDatabase, limit: RateLimit | None = None) -> None:
         self.pg = db
         self.limit = limit or RateLimit()
@@ -64,7 +67,7 @@ class PgInbox(Inbox):
                         (sender_id, iso_utc(now - window, PRECISION)),
                     )
                 ).fetchall()
-                _refuse_if_full([row["created_at"] for row in rows], allowed, window, now)
+                refuse_if_full([row["created_at"] for row in rows], allowed, window, now)
             message = InboxMessage(
                 id=message_id, recipient_id=recipient_id, sender_id=sender_id, text=text, original=original,
                 composed_by=composed_by, created_at=iso_utc(now, PRECISION),

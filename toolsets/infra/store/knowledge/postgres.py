@@ -1,4 +1,4 @@
-"""The knowledge index's tables on PostgreSQL, shared by every replica (`KnowledgeTables`).
+"""The knowledge index's tables in the shared PostgreSQL store, shared by every replica (`KnowledgeTables`).
 
 Writers take one advisory lock per transaction, so two replicas refreshing the same folder at once
 replace a file's chunks one after the other. The folder's absolute path is not part of the shared
@@ -56,6 +56,8 @@ def chunk_tsv(title: str, heading: str, body: str) -> str:
 
 
 class PgKnowledgeTables:
+    """The index's tables in the shared store, as the async operations `KnowledgeIndex` runs."""
+
     shared = True
 
     def __init__(self, db: PgDatabase) -> None:

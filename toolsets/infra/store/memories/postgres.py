@@ -1,4 +1,4 @@
-"""Memories on PostgreSQL: the `MemoryBackend` contract, searched like the embedded store.
+"""Memories in the shared PostgreSQL store (`MemoryStore`), searched like the embedded store.
 
 As on SQLite, every indexed term carries its owner's key (`owner_key`), so a search reads only the
 caller's postings in the GIN index and the BM25 statistics are the caller's memories alone.
@@ -8,10 +8,9 @@ Rows analyzed by another analyzer are re-analyzed on first use, in batches.
 from __future__ import annotations
 
 import json
-import uuid
 
-from toolsets.infra.clock import now_iso
-from toolsets.infra.store.memories import REANALYZE_BATCH, MemoryHit, MemoryRecord, _record, _terms, owner_key
+from toolsets.infra.store.memories.contract import MemoryHit, MemoryRecord
+from toolsets.infra.store.memories.shared import REANALYZE_BATCH, memory_record, memory_terms, new_memory, owner_key
 from toolsets.infra.store.postgres.database import Conn, PgDatabase, PgMigration
 from toolsets.infra.store.postgres.search import any_of, query_terms, ranked_sql, tsvector_literal
 from toolsets.infra.text import Analyzer, analyzer
@@ -48,7 +47,7 @@ def memory_tsv(user_id: str, content_terms: str, tags_terms: str) -> str:
 
 
 async def insert_memory(conn: Conn, user_id: str, record: MemoryRecord, text: Analyzer) -> None:
-    content_terms, tags_terms = _terms(text, record.content, record.tags)
+    content_terms, tags_terms = memory_terms(text, record.content, record.tags)
     await conn.execute(
         "INSERT INTO memories(id, user_id, content, tags, created_at, content_terms, tags_terms, analyzer, tsv) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector)",
@@ -84,7 +83,7 @@ class PgMemories:
                 )
             ).fetchall()
             for row in rows:
-                content_terms, tags_terms = _terms(self.analyzer, row["content"], json.loads(row["tags"]))
+                content_terms, tags_terms = memory_terms(self.analyzer, row["content"], json.loads(row["tags"]))
                 await conn.execute(
                     "UPDATE memories SET content_terms = %s, tags_terms = %s, analyzer = %s, tsv = %s::tsvector "
                     "WHERE seq = %s",
@@ -95,7 +94,7 @@ class PgMemories:
 
     async def save(self, user_id: str, content: str, tags: list[str]) -> MemoryRecord:
         await self._ready()
-        record = MemoryRecord(id=f"mem_{uuid.uuid4().hex}", content=content, tags=list(tags), created_at=now_iso())
+        record = new_memory(content, tags)
         async with self.pg.transaction() as conn:
             await insert_memory(conn, user_id, record, self.analyzer)
         return record
@@ -109,7 +108,7 @@ class PgMemories:
             rows = await (
                 await conn.execute(_SEARCH, {"terms": terms, "any": any_of(terms), "limit": limit, "user": user_id})
             ).fetchall()
-        return [MemoryHit(record=_record(row), score=float(row["score"] or 0.0)) for row in rows]
+        return [MemoryHit(record=memory_record(row), score=float(row["score"] or 0.0)) for row in rows]
 
     async def forget(self, user_id: str, memory_id: str) -> bool:
         await self._ready()

@@ -1,4 +1,4 @@
-"""Long-term memories per user: the backend protocol and its embedded SQLite + FTS5 implementation.
+"""Long-term memories per user in the embedded SQLite store (`MemoryStore`), searched with FTS5.
 
 Every read and write is scoped to one user id; asking about another user's memory id looks
 exactly like asking about an id that never existed.
@@ -13,63 +13,24 @@ analyzer are re-analyzed on first use, in batches.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
 import time
-import uuid
-from collections.abc import Mapping
-from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
-
-from toolsets.infra.clock import now_iso
-from toolsets.infra.store.db import Database
+from toolsets.infra.store.memories.contract import MemoryHit, MemoryRecord
+from toolsets.infra.store.memories.shared import REANALYZE_BATCH, memory_record, memory_terms, new_memory, owner_key
+from toolsets.infra.store.sqlite.database import Database
 from toolsets.infra.text import Analyzer, analyzer
 from toolsets.infra.text import match_expression as fts_match
 
 logger = logging.getLogger("truloop.memory")
-
-REANALYZE_BATCH = 2000
-
-
-class MemoryRecord(BaseModel):
-    id: str = Field(description="The memory's id; pass it to forget_memory to delete the memory")
-    content: str = Field(description="What was remembered, as saved")
-    tags: list[str] = Field(default_factory=list, description="Labels given when the memory was saved")
-    created_at: str = Field(description="When the memory was saved, ISO 8601 with UTC offset")
-
-
-class MemoryHit(BaseModel):
-    record: MemoryRecord = Field(description="The matching memory")
-    score: float = Field(
-        description="Relevance to the query; higher is more relevant (only comparable within one search)"
-    )
-
-
-class MemoryBackend(Protocol):
-    async def save(self, user_id: str, content: str, tags: list[str]) -> MemoryRecord: ...
-
-    async def search(self, user_id: str, query: str, limit: int) -> list[MemoryHit]:
-        """The user's memories that match `query`, most relevant first."""
-        ...
-
-    async def forget(self, user_id: str, memory_id: str) -> bool:
-        """True when the user's memory was deleted; False when the user has no memory with that id."""
-        ...
 
 
 def match_expression(user_id: str, query: str, text: Analyzer | None = None) -> str | None:
     """The MATCH expression of one user's search, safe for any user text: each term quoted and scoped to
     that user's postings, any term may match; None when the query has no term."""
     return fts_match((text or analyzer()).query_terms(query), prefix=owner_key(user_id))
-
-
-def owner_key(user_id: str) -> str:
-    """The prefix of a user's terms in the FTS index (letters and digits only, fixed length). Two users
-    sharing one (a hash collision) would only share statistics: results are always filtered by user id."""
-    return "u" + hashlib.blake2b(user_id.encode(), digest_size=6).hexdigest()
 
 
 def _scoped(key: str, terms: str) -> str:
@@ -83,10 +44,6 @@ def _index(conn: sqlite3.Connection, seq: int, user_id: str, content_terms: str,
         "INSERT INTO memories_fts(rowid, content, tags) VALUES (?, ?, ?)",
         (seq, _scoped(key, content_terms), _scoped(key, tags_terms)),
     )
-
-
-def _terms(text: Analyzer, content: str, tags: list[str]) -> tuple[str, str]:
-    return text.term_string(content), text.term_string(" ".join(tags))
 
 
 MIGRATIONS = [
@@ -140,7 +97,7 @@ _CONTENT_WEIGHT, _TAGS_WEIGHT = 1.0, 0.5
 def insert_memory(conn: sqlite3.Connection, user_id: str, record: MemoryRecord, text: Analyzer | None = None) -> None:
     """One memory row with its terms, indexed in the same transaction."""
     text = text or analyzer()
-    content_terms, tags_terms = _terms(text, record.content, record.tags)
+    content_terms, tags_terms = memory_terms(text, record.content, record.tags)
     cursor = conn.execute(
         "INSERT INTO memories(id, user_id, content, tags, created_at, content_terms, tags_terms, analyzer) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -164,19 +121,13 @@ def _reanalyze_batch(conn: sqlite3.Connection, text: Analyzer, limit: int) -> in
         "SELECT seq, user_id, content, tags FROM memories WHERE analyzer != ? LIMIT ?", (text.id, limit)
     ).fetchall()
     for row in rows:
-        content_terms, tags_terms = _terms(text, row["content"], json.loads(row["tags"]))
+        content_terms, tags_terms = memory_terms(text, row["content"], json.loads(row["tags"]))
         conn.execute(
             "UPDATE memories SET content_terms = ?, tags_terms = ?, analyzer = ? WHERE seq = ?",
             (content_terms, tags_terms, text.id, row["seq"]),
         )
         _index(conn, row["seq"], row["user_id"], content_terms, tags_terms)
     return len(rows)
-
-
-def _record(row: sqlite3.Row | Mapping[str, Any]) -> MemoryRecord:
-    return MemoryRecord(
-        id=row["id"], content=row["content"], tags=json.loads(row["tags"]), created_at=row["created_at"]
-    )
 
 
 class SqliteMemories:
@@ -218,7 +169,7 @@ class SqliteMemories:
 
     async def save(self, user_id: str, content: str, tags: list[str]) -> MemoryRecord:
         await self._ready()
-        record = MemoryRecord(id=f"mem_{uuid.uuid4().hex}", content=content, tags=list(tags), created_at=now_iso())
+        record = new_memory(content, tags)
         await self.db.write(lambda conn: insert_memory(conn, user_id, record, self.analyzer))
         return record
 
@@ -237,7 +188,7 @@ class SqliteMemories:
                 (_CONTENT_WEIGHT, _TAGS_WEIGHT, expression, user_id, limit),
             ).fetchall()
             # bm25() is lower-is-better and negative; publish higher-is-better.
-            return [MemoryHit(record=_record(row), score=-row["rank"]) for row in rows]
+            return [MemoryHit(record=memory_record(row), score=-row["rank"]) for row in rows]
 
         return await self.db.read(run)
 

@@ -1,4 +1,4 @@
-"""The user directory on PostgreSQL: the same contract as `toolsets.infra.store.users.UserStore`.
+"""The user directory in the shared PostgreSQL store (`UserStore`).
 
 Usernames are unique without case (a unique index on `lower(username)`); names are found through the
 analyzer's terms in a GIN-indexed `tsvector`, plus `ILIKE` for "contains".
@@ -14,16 +14,18 @@ from psycopg import errors as pg_errors
 from toolsets.core.roles import Role
 from toolsets.infra.clock import now_iso
 from toolsets.infra.contacts import DEFAULT_COUNTRY_CODE, parse_contact_or_none
-from toolsets.infra.store.errors import Conflict
 from toolsets.infra.store.postgres.database import Conn, PgDatabase, PgMigration
 from toolsets.infra.store.postgres.search import all_of, query_terms, tsvector_literal
-from toolsets.infra.store.users import (
-    UserRecord,
-    UserStore,
-    _contains_pattern,
-    _search_needle,
-    _user_record,
+from toolsets.infra.store.users.contract import UserRecord
+from toolsets.infra.store.users.shared import (
+    cleaned,
+    contains_pattern,
+    from_claims,
     name_terms,
+    resolve_identifier,
+    search_needle,
+    user_record,
+    username_conflict,
 )
 from toolsets.infra.text import analyzer, canonical_key
 
@@ -129,10 +131,12 @@ async def load(conn: Conn, where: str, args: Sequence[Any]) -> dict[str, UserRec
         )
     ).fetchall():
         groups.setdefault(row["user_id"], []).append(row["group_name"])
-    return {row["id"]: _user_record(row, groups.get(row["id"], [])) for row in rows}
+    return {row["id"]: user_record(row, groups.get(row["id"], [])) for row in rows}
 
 
-class PgUserStore(UserStore):
+class PgUserStore:
+    """The user directory in the shared store."""
+
     def __init__(self, db: PgDatabase, *, default_country_code: str = DEFAULT_COUNTRY_CODE) -> None:
         self.pg = db
         self.country = default_country_code
@@ -152,15 +156,15 @@ class PgUserStore(UserStore):
 
     async def import_users(self, users: Iterable[UserRecord]) -> int:
         await self._ready()
-        cleaned = [self._clean(user) for user in users]
+        cleaned_users = [cleaned(user, self.country) for user in users]
         try:
             async with self.pg.transaction() as conn:
-                for user in cleaned:
+                for user in cleaned_users:
                     await write_user(conn, user, keep_existing=False)
-                await index_names(conn, [user.id for user in cleaned])
+                await index_names(conn, [user.id for user in cleaned_users])
         except pg_errors.UniqueViolation as exc:
-            raise Conflict(f"{exc.diag.message_detail or exc} (a username is already taken by another id?)") from None
-        return len(cleaned)
+            raise username_conflict(exc.diag.message_detail or exc) from None
+        return len(cleaned_users)
 
     def import_users_sync(self, users: Iterable[UserRecord]) -> int:
         import anyio
@@ -175,7 +179,7 @@ class PgUserStore(UserStore):
 
     async def ensure_from_claims(self, claims: Mapping[str, Any], role: Role) -> None:
         await self._ready()
-        user = self._from_claims(claims, role)
+        user = from_claims(claims, role, self.country)
         async with self.pg.transaction() as conn:
             try:
                 async with conn.transaction():  # a savepoint: a taken username must not abort the rest
@@ -203,12 +207,12 @@ class PgUserStore(UserStore):
         where = "email = %s" if found.kind == "email" else "phone = %s"
         return list((await self._read(where, (found.value,))).values())
 
-    async def _by_username(self, username: str) -> list[UserRecord]:
+    async def by_username(self, username: str) -> list[UserRecord]:
         return list((await self._read("lower(username) = lower(%s)", (username,))).values())
 
     async def find_by_username(self, text: str, limit: int) -> list[UserRecord]:
         await self._ready()
-        needle = _search_needle(text)
+        needle = search_needle(text)
         if needle is None:
             return []
         terms = query_terms(analyzer().query_terms(needle))
@@ -233,7 +237,7 @@ class PgUserStore(UserStore):
                 await conn.execute(
                     "SELECT id FROM users WHERE username ILIKE %(p)s OR display_name ILIKE %(p)s "
                     "ORDER BY username NULLS LAST, id LIMIT %(limit)s",
-                    {"p": _contains_pattern(needle), "limit": limit},
+                    {"p": contains_pattern(needle), "limit": limit},
                 )
             ).fetchall()
             for row in rows:
@@ -248,3 +252,7 @@ class PgUserStore(UserStore):
             return []
         where = "id IN (SELECT user_id FROM user_groups WHERE group_key = %s) ORDER BY username NULLS LAST, id"
         return list((await self._read(where, (key,))).values())
+
+    async def resolve(self, identifier: str) -> list[UserRecord]:
+        await self._ready()
+        return await resolve_identifier(self, identifier)

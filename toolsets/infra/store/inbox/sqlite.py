@@ -1,17 +1,15 @@
-"""Relayed messages: each recipient's inbox, and the per-sender rate limit that guards it."""
+"""Relayed messages in the embedded SQLite store (`InboxStore`), and the per-sender rate limit that guards them."""
 
 from __future__ import annotations
 
 import datetime as dt
 import secrets
 import sqlite3
-from dataclasses import dataclass
 
-from pydantic import BaseModel
-
-from toolsets.infra.clock import Precision, iso_utc, now_iso
-from toolsets.infra.store.db import Database
-from toolsets.infra.store.errors import RateLimited
+from toolsets.infra.clock import iso_utc, now_iso
+from toolsets.infra.store.inbox.contract import InboxMessage
+from toolsets.infra.store.inbox.shared import PRECISION, RateLimit, refuse_if_full
+from toolsets.infra.store.sqlite.database import Database
 
 MIGRATIONS = [
     """
@@ -32,42 +30,9 @@ MIGRATIONS = [
 ]
 
 
-class InboxMessage(BaseModel):
-    id: str
-    recipient_id: str
-    sender_id: str
-    text: str
-    original: str
-    composed_by: str
-    created_at: str
-    delivered_at: str | None = None
-    read_at: str | None = None
+class SqliteInbox:
+    """The inbox in the embedded store."""
 
-
-@dataclass(frozen=True, slots=True)
-class RateLimit:
-    per_minute: int = 5
-    per_day: int = 100
-
-    def windows(self) -> tuple[tuple[dt.timedelta, int], ...]:
-        """Each window and how many messages a sender may send within it."""
-        return (dt.timedelta(minutes=1), self.per_minute), (dt.timedelta(days=1), self.per_day)
-
-
-def _refuse_if_full(sent: list[str], allowed: int, window: dt.timedelta, now: dt.datetime) -> None:
-    """`RateLimited` when `sent` (the stamps of a sender's messages within `window` before `now`, oldest
-    first) already holds `allowed`; the wait lasts until the oldest of the last `allowed` leaves the window."""
-    if len(sent) >= allowed:
-        oldest = dt.datetime.fromisoformat(sent[len(sent) - allowed])
-        raise RateLimited(max(1, int((oldest + window - now).total_seconds()) + 1))
-
-
-__all__ = ["Inbox", "InboxMessage", "RateLimit", "RateLimited"]
-# Microseconds: the rate limit orders a sender's messages by their stamps, several may share a second.
-PRECISION: Precision = "microseconds"
-
-
-class Inbox:
     def __init__(self, db: Database, limit: RateLimit | None = None) -> None:
         self.db = db
         self.limit = limit or RateLimit()
@@ -92,7 +57,7 @@ class Inbox:
                     "SELECT created_at FROM inbox WHERE sender_id = ? AND created_at > ? ORDER BY created_at",
                     (sender_id, iso_utc(now - window, PRECISION)),
                 ).fetchall()
-                _refuse_if_full([row["created_at"] for row in rows], allowed, window, now)
+                refuse_if_full([row["created_at"] for row in rows], allowed, window, now)
             conn.execute(
                 "INSERT INTO inbox(id, recipient_id, sender_id, text, original, composed_by, created_at) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?)",

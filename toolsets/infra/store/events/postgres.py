@@ -1,4 +1,4 @@
-"""Events, invitations and availability on PostgreSQL: the contract of `toolsets.infra.store.events.EventStore`.
+"""Events, invitations and availability in the shared PostgreSQL store (`EventStore`).
 
 Safe with many writers on many replicas: an invitation is a primary key (`ON CONFLICT DO NOTHING
 RETURNING` says which were new, so a raced invitation is added once and reported once), and an
@@ -15,16 +15,8 @@ from typing import Any
 
 from toolsets.infra.clock import iso_utc, now_iso
 from toolsets.infra.store.errors import InvitationMissing
-from toolsets.infra.store.events import (
-    EventChanges,
-    EventRecord,
-    EventStore,
-    Invitation,
-    NewEvent,
-    _invitation,
-    _new_row,
-    _record,
-)
+from toolsets.infra.store.events.contract import EventChanges, EventRecord, Invitation, NewEvent
+from toolsets.infra.store.events.shared import event_record, invitation, new_row
 from toolsets.infra.store.postgres.database import Conn, PgDatabase, PgMigration
 
 MIGRATIONS: list[PgMigration] = [
@@ -75,12 +67,14 @@ async def load(conn: Conn, event_ids: list[str]) -> list[EventRecord]:
             "SELECT * FROM invitations WHERE event_id = ANY(%s) ORDER BY invited_at, user_id", (event_ids,)
         )
     ).fetchall():
-        invitations.setdefault(inv["event_id"], []).append(_invitation(inv))
-    by_id = {row["id"]: _record(row, invitations.get(row["id"], [])) for row in rows}
+        invitations.setdefault(inv["event_id"], []).append(invitation(inv))
+    by_id = {row["id"]: event_record(row, invitations.get(row["id"], [])) for row in rows}
     return [by_id[event_id] for event_id in event_ids if event_id in by_id]
 
 
-class PgEventStore(EventStore):
+class PgEventStore:
+    """Events in the shared store."""
+
     def __init__(self, db: PgDatabase) -> None:
         self.pg = db
 
@@ -101,7 +95,7 @@ class PgEventStore(EventStore):
         async with self.pg.transaction() as conn:
             await conn.execute(
                 f"INSERT INTO events({_COLUMNS}) VALUES(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                _new_row(event_id, owner_id, new, stamp),
+                new_row(event_id, owner_id, new, stamp),
             )
             async with conn.cursor() as cursor:
                 await cursor.executemany(

@@ -1,4 +1,4 @@
-"""Events, their invitees, and the availability invitees submit."""
+"""Events, their invitees, and the availability invitees submit, in the embedded SQLite store (`EventStore`)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,13 @@ import datetime as dt
 import json
 import secrets
 import sqlite3
-from collections.abc import Iterable, Mapping
-from typing import Any
-
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from collections.abc import Iterable
 
 from toolsets.infra.clock import iso_utc, now_iso
-from toolsets.infra.store.db import Database
 from toolsets.infra.store.errors import InvitationMissing
+from toolsets.infra.store.events.contract import EventChanges, EventRecord, NewEvent
+from toolsets.infra.store.events.shared import event_record, invitation, new_row
+from toolsets.infra.store.sqlite.database import Database
 
 MIGRATIONS = [
     """
@@ -47,110 +46,9 @@ MIGRATIONS = [
 ]
 
 
-class Invitation(BaseModel):
-    user_id: str
-    invited_by: str
-    invited_at: str
-    available_dates: list[str] | None = None
-    responded_at: str | None = None
+class SqliteEventStore:
+    """Events in the embedded store."""
 
-
-class EventRecord(BaseModel):
-    id: str
-    owner_id: str
-    title: str
-    start: str
-    end: str
-    timezone: str
-    location: str | None = None
-    description: str | None = None
-    availability_deadline: str | None = None
-    created_at: str
-    updated_at: str
-    invitations: list[Invitation] = Field(default_factory=list)
-
-    def invitee_ids(self) -> list[str]:
-        return [invitation.user_id for invitation in self.invitations]
-
-    def involves(self, user_id: str) -> bool:
-        return user_id == self.owner_id or user_id in self.invitee_ids()
-
-
-class NewEvent(BaseModel):
-    """What an event is created with. Times are aware: stored as given (with their offset) and in UTC."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    title: str
-    start: AwareDatetime
-    end: AwareDatetime
-    timezone: str  # IANA name the event is shown in
-    location: str | None = None
-    description: str | None = None
-    availability_deadline: AwareDatetime | None = None
-
-
-class EventChanges(BaseModel):
-    """The fields an update sets: only those given (`None` given clears a field, such as the deadline)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    title: str | None = None
-    start: AwareDatetime | None = None
-    end: AwareDatetime | None = None
-    timezone: str | None = None
-    location: str | None = None
-    description: str | None = None
-    availability_deadline: AwareDatetime | None = None
-
-    @model_validator(mode="after")
-    def _required_fields_stay(self) -> EventChanges:
-        cleared = [name for name in ("title", "start", "end", "timezone") if name in self.model_fields_set
-                   and getattr(self, name) is None]  # fmt: skip
-        if cleared:
-            raise ValueError(f"an event always has {', '.join(cleared)}; give a value or leave it out")
-        return self
-
-    def columns(self) -> dict[str, str | None]:
-        """Column -> stored value of each field given (start and end also set their UTC columns)."""
-        given = {name: getattr(self, name) for name in self.model_fields_set}
-        columns = {name: _stored(value) for name, value in given.items()}
-        for name in ("start", "end"):
-            if given.get(name) is not None:
-                columns[f"{name}_utc"] = iso_utc(given[name])
-        return columns
-
-
-def _stored(value: str | dt.datetime | None) -> str | None:
-    return value.isoformat() if isinstance(value, dt.datetime) else value
-
-
-def _new_row(event_id: str, owner_id: str, new: NewEvent, stamp: str) -> tuple[str | None, ...]:
-    """A new event's columns, in the `events` table's order (id, owner_id, ..., created_at, updated_at)."""
-    return (
-        event_id, owner_id, new.title, new.start.isoformat(), new.end.isoformat(),
-        iso_utc(new.start), iso_utc(new.end), new.timezone, new.location,
-        new.description, _stored(new.availability_deadline), stamp, stamp,
-    )  # fmt: skip
-
-
-def _invitation(row: sqlite3.Row | Mapping[str, Any]) -> Invitation:
-    return Invitation(
-        user_id=row["user_id"],
-        invited_by=row["invited_by"],
-        invited_at=row["invited_at"],
-        available_dates=json.loads(row["available_dates"]) if row["available_dates"] else None,
-        responded_at=row["responded_at"],
-    )
-
-
-def _record(row: sqlite3.Row | Mapping[str, Any], invitations: list[Invitation]) -> EventRecord:
-    """An `events` row as a record (its UTC columns are for queries only)."""
-    fields = {key: row[key] for key in row.keys() if key not in ("start_utc", "end_utc")}  # noqa: SIM118
-    return EventRecord(**fields, invitations=invitations)
-
-
-class EventStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
@@ -169,7 +67,7 @@ class EventStore:
                 "INSERT INTO events(id, owner_id, title, start, end, start_utc, end_utc, timezone, location, "
                 "description, availability_deadline, created_at, updated_at) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                _new_row(event_id, owner_id, new, stamp),
+                new_row(event_id, owner_id, new, stamp),
             )
             conn.executemany(
                 "INSERT INTO invitations(event_id, user_id, invited_by, invited_at) VALUES(?, ?, ?, ?)",
@@ -271,9 +169,9 @@ def _load(conn: sqlite3.Connection, event_id: str) -> EventRecord | None:
     if row is None:
         return None
     invitations = [
-        _invitation(inv)
+        invitation(inv)
         for inv in conn.execute(
             "SELECT * FROM invitations WHERE event_id = ? ORDER BY invited_at, user_id", (event_id,)
         )
     ]
-    return _record(row, invitations)
+    return event_record(row, invitations)

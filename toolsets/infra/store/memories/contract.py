@@ -1,0 +1,40 @@
+"""Long-term memories' contract: a memory, a search hit, and the operations the memory tools use.
+
+`sqlite.SqliteMemories` (the embedded store), `postgres.PgMemories` (the shared store) and the
+Supermemory client (`toolsets.infra.upstream.supermemory`) fulfil `MemoryStore`; the deployment picks
+one (`toolsets.services`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+
+class MemoryRecord(BaseModel):
+    id: str = Field(description="The memory's id; pass it to forget_memory to delete the memory")
+    content: str = Field(description="What was remembered, as saved")
+    tags: list[str] = Field(default_factory=list, description="Labels given when the memory was saved")
+    created_at: str = Field(description="When the memory was saved, ISO 8601 with UTC offset")
+
+
+class MemoryHit(BaseModel):
+    record: MemoryRecord = Field(description="The matching memory")
+    score: float = Field(
+        description="Relevance to the query; higher is more relevant (only comparable within one search)"
+    )
+
+
+class MemoryStore(Protocol):
+    """One user's long-term memories: every read and write is scoped to that user."""
+
+    async def save(self, user_id: str, content: str, tags: list[str]) -> MemoryRecord: ...
+
+    async def search(self, user_id: str, query: str, limit: int) -> list[MemoryHit]:
+        """The user's memories that match `query`, most relevant first."""
+        ...
+
+    async def forget(self, user_id: str, memory_id: str) -> bool:
+        """True when the user's memory was deleted; False when the user has no memory with that id."""
+        ...

@@ -130,13 +130,13 @@ async def test_the_readme_middleware_example_works_as_written(tmp_path: Any) -> 
     from toolsets.profiles import build_profiles
 
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("# toolsets/no_bulk_forget.py")
+    start = readme.index("# toolsets/pipeline/no_bulk_forget.py")
     source = readme[start : readme.index("```", start)]
     assert len(source.splitlines()) <= 25
     namespace: dict[str, Any] = {}
     exec(compile(source, "no_bulk_forget.py", "exec"), namespace)
     services = await directory(tmp_path)
-    guarded = MiddlewareToolset(build_profiles().profile("member"), [namespace["no_bulk_forget"]])
+    guarded = MiddlewareToolset(build_profiles().profile("member"), [namespace["NoBulkForget"](3)])
     context = ToolContext(caller=Caller("alice"), deps=services, confirm_policy=ConfirmPolicy.OFF)
     outcomes = []
     for n in range(4):

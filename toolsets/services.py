@@ -15,6 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic import SecretStr
+
 from toolsets.infra.upstream.keys import UpstreamKeys
 
 if TYPE_CHECKING:
@@ -48,6 +50,24 @@ class Services:
     delivery: DeliveryPort | None = None
     # opens the audit log's writer (`audit`) on its first use; None: no audit lines
     open_audit: Callable[[], AuditSink | None] | None = field(default=None, repr=False)
+
+    @classmethod
+    def at(
+        cls,
+        data_dir: Path,
+        *,
+        docs_dir: Path | None = None,
+        database_url: str | SecretStr | None = None,
+        **options: Any,
+    ) -> Services:
+        """Services on the embedded store in `data_dir` (or on the PostgreSQL at `database_url`), for in-process use:
+        `assemble(Services.at(Path("~/.local/share/truloop").expanduser()))`."""
+        from toolsets.infra.store.backend import open_backend
+
+        url = SecretStr(database_url) if isinstance(database_url, str) else database_url
+        return cls(
+            backend=open_backend(data_dir, url), data_dir=data_dir, docs_dir=docs_dir or data_dir / "docs", **options
+        )
 
     @cached_property
     def audit(self) -> AuditSink | None:

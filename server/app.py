@@ -91,6 +91,7 @@ def build_server(
         stdio=settings.transport == "stdio",
         services=services or build_services(settings, bridge),
         log_level=settings.log_level,
+        fast_paths=settings.fast_paths,  # server/speed/: installed by the server when on
         **kwargs,
     )
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from server.sdk_compat import connection_of
 from toolsets.core.conversation import Conversation, ConversationState, MemoryConversation
 
 if TYPE_CHECKING:
@@ -32,12 +33,6 @@ Exposure = Literal["full", "progressive"]
 
 class Conversations(Protocol):
     def get(self, key: str) -> Conversation: ...
-
-
-def connection_of(session: Any) -> Any:
-    """The client connection behind a request's session: the identity of a handshake-era session (one per stdio
-    process, one per HTTP session id). The SDK offers no public handle on it, so this reads its private one."""
-    return getattr(session, "_connection", None)
 
 
 class ToolExposure:

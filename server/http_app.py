@@ -1,5 +1,8 @@
 """The HTTP application: streamable HTTP at /mcp, legacy SSE at /sse + /messages/,
-the notification-safe profile at /notification-safe/mcp, and /healthz."""
+the notification-safe profile at /notification-safe/mcp, and /healthz.
+
+The SDK's apps, mounted side by side; with `fast_paths` the SDK's transport answers with the lean SSE
+response of `server.speed` (`speed.install_http()`)."""
 
 from __future__ import annotations
 
@@ -20,9 +23,9 @@ from server.app import build_bridge, build_server, build_services
 from server.audit_log import audit_health
 from server.extensions import extensions_running
 from server.host_guard import HostOriginGuard
+from server.sdk_compat import has_live_session
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
-from server.sse_response import serve_sdk_streams_lean
 from toolsets.profiles import device_tools
 
 logger = logging.getLogger("truloop.http")
@@ -81,7 +84,12 @@ def build_http_app(settings: Settings) -> Starlette:
     from mcp.server.transport_security import TransportSecuritySettings
 
     guarded_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    serve_sdk_streams_lean()  # the SSE stream answering each handshake-era POST: server/sse_response.py
+    from server import speed
+
+    if settings.fast_paths:  # the SSE stream answering each handshake-era POST: server/speed/sse_sender.py
+        speed.install_http()
+    else:
+        speed.uninstall_http()
     bridge = build_bridge(settings)
     services = build_services(settings, bridge)
     shared = {"bridge": bridge, "services": services, **auth_kwargs}
@@ -135,8 +143,7 @@ def build_http_app(settings: Settings) -> Starlette:
             yield
 
     def is_live(session_id: str) -> bool:
-        # the SDK keeps no public registry of open sessions; its own map is the truth
-        return any(session_id in m.session_manager._server_instances for m in (main, safe))
+        return any(has_live_session(m.session_manager, session_id) for m in (main, safe))
 
     caps = Middleware(
         SessionCaps,

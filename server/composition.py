@@ -220,6 +220,7 @@ class Deployment:
             deferred_timeout=settings.deferred_timeout,
             stdio=settings.transport == "stdio",
             log_level=settings.log_level,
+            fast_paths=settings.fast_paths,  # server/speed/: installed by the server when on
             **kwargs,
         )
 

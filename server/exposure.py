@@ -12,13 +12,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from server.sdk_compat import connection_of
 from toolsets.core.conversation import ConversationState, MemoryConversation
-
-
-def connection_of(session: Any) -> Any:
-    """The client connection behind a request's session: the identity of a handshake-era session (one per stdio
-    process, one per HTTP session id). The SDK offers no public handle on it, so this reads its private one."""
-    return getattr(session, "_connection", None)
 
 
 class SessionConversations:

@@ -1,20 +1,18 @@
-"""Cold start and the event loop: what the server does before and after its ~600 modules load.
+"""Cold start: what the server does before its ~600 modules load, and after.
 
 - No garbage-collection passes while modules load: importing allocates hundreds of thousands of
   objects and frees almost none, so each pass is wasted work (~180 of them for `import mcp.server`).
-  Once the server is built, everything loaded moves to the permanent generation (`gc.freeze`), so
-  the collections that run while serving never walk it again.
 - No scan of every installed distribution's entry points for pydantic plugins (the server uses none).
-- HTTP runs on uvloop when it is installed (`pip install 'truloop-mcp[fast]'`); uvicorn then also
-  picks httptools as its HTTP parser by itself.
+
+Both happen before the settings are read (server/cli.py), so `fast_paths` cannot switch them; they change
+no behaviour. What the switch does govern at start (freezing what was loaded, uvloop) is in
+`server.speed.fast_start`.
 """
 
 from __future__ import annotations
 
 import gc
-import importlib.util
 import os
-from typing import Any
 
 
 def before_imports() -> None:
@@ -25,15 +23,5 @@ def before_imports() -> None:
 
 
 def after_imports() -> None:
-    """The server is built: freeze what was loaded, and collect garbage again from here on."""
-    gc.freeze()
+    """The server is built: collect garbage again from here on."""
     gc.enable()
-
-
-def uvloop_installed() -> bool:
-    return importlib.util.find_spec("uvloop") is not None
-
-
-def http_backend_options() -> dict[str, Any]:
-    """`anyio.run` options for the HTTP server: uvloop when installed."""
-    return {"use_uvloop": True} if uvloop_installed() else {}

@@ -1,5 +1,8 @@
 """The HTTP application: streamable HTTP at /mcp, legacy SSE at /sse + /messages/,
-the notification-safe profile at /notification-safe/mcp, and /healthz."""
+the notification-safe profile at /notification-safe/mcp, and /healthz.
+
+The SDK's apps, mounted side by side; with `fast_paths` the SDK's transport answers with the lean SSE
+response of `server.speed` (`speed.install_http()`)."""
 
 from __future__ import annotations
 
@@ -19,9 +22,9 @@ from bridge.routes import DeviceCaller, shim_routes
 from server.audit_log import audit_health
 from server.composition import Deployment
 from server.host_guard import HostOriginGuard
+from server.sdk_compat import has_live_session
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
-from server.sse_response import serve_sdk_streams_lean
 
 logger = logging.getLogger("truloop.http")
 
@@ -79,7 +82,12 @@ def build_http_app(settings: Settings) -> Starlette:
     from mcp.server.transport_security import TransportSecuritySettings
 
     guarded_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    serve_sdk_streams_lean()  # the SSE stream answering each handshake-era POST: server/sse_response.py
+    from server import speed
+
+    if settings.fast_paths:  # the SSE stream answering each handshake-era POST: server/speed/sse_sender.py
+        speed.install_http()
+    else:
+        speed.uninstall_http()
     deployment = Deployment(settings)  # both surfaces share it
     bridge, services = deployment.bridge, deployment.services
     main = deployment.mcp_server("member" if settings.auth_enabled else None, **auth_kwargs)
@@ -132,8 +140,7 @@ def build_http_app(settings: Settings) -> Starlette:
             yield
 
     def is_live(session_id: str) -> bool:
-        # the SDK keeps no public registry of open sessions; its own map is the truth
-        return any(session_id in m.session_manager._server_instances for m in (main, safe))
+        return any(has_live_session(m.session_manager, session_id) for m in (main, safe))
 
     caps = Middleware(
         SessionCaps,

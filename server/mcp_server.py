@@ -3,13 +3,12 @@
 `tools/list` and `tools/call` go through the deployment's front door (toolsets/front_door.py), like every
 other front: the `Surface` says who calls and in which profile; this module adds only what MCP can reach
 (the client as the confirmer, the composer and a route to the device; the session as the conversation of
-a handshake-era client).
+a handshake-era client). This is the SDK's way (its handlers, its `call_tool`); with `fast_paths` the speed
+paths of `server.speed` are installed on top, answering the same.
 """
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import logging
 import secrets
 import weakref
@@ -17,19 +16,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
-from mcp.server.context import CallNext, ServerRequestContext
-from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.elicitation import is_modern
 from bridge.service import DeviceBridge
 from server.call_ports import CallPorts
-from server.exposure import SessionConversations, connection_of
+from server.exposure import SessionConversations
 from server.identity import Surface
-from server.lean_path import LeanPath
+from server.sdk_compat import advertise_tools_changed, connection_of, lowlevel_of, subscriptions_of
+from server.tool_lists import ToolLists
 from toolsets.core.context import RequestInfo, ToolContext
-from toolsets.pipeline.tracer_provider import provider_installed
 
 if TYPE_CHECKING:
     from toolsets.core.envelope import ToolResult
@@ -69,6 +67,7 @@ class TruloopMCP(MCPServer):
         bridge: DeviceBridge | None = None,
         deferred_timeout: float = 300.0,
         stdio: bool = False,
+        fast_paths: bool = True,
         **kwargs: Any,
     ) -> None:
         from server import __version__
@@ -80,25 +79,21 @@ class TruloopMCP(MCPServer):
         self.deferred_timeout = deferred_timeout
         self.stdio = stdio  # served over stdio: no device can connect to this process
         self._process_session = "stdio-" + secrets.token_hex(8)  # stdio: one session per process
-        # by id(tool), holding the tool so its id is not reused while cached (plugin tools come and go)
-        self._published_cache: dict[int, tuple[Tool, types.Tool]] = {}
-        self._wire_lists = _PerToolList()  # the `tools/list` result, per list
-        self._answered_lists = _PerToolList()  # the SDK's whole answer, per list and protocol version
+        self.tool_lists = ToolLists()  # the published forms of the tools (kept, with the speed paths)
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self._sessions = SessionConversations()  # handshake-era conversations, one per connection
         if deployment.plugins is not None:
             deployment.plugins.changes.subscribe(self.announce_tools_changed)
-        low = self._lowlevel_server
-        if not provider_installed():  # the SDK's span per message costs every call, even with no exporter
-            low.middleware[:] = [m for m in low.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
-        low.middleware.append(LeanPath(self))
+        low = lowlevel_of(self)
         low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._tools_list)
         # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
-        low.create_initialization_options = functools.partial(  # type: ignore[method-assign]
-            type(low).create_initialization_options, low, NotificationOptions(tools_changed=True)
-        )
+        advertise_tools_changed(self)
+        if fast_paths:
+            from server import speed
+
+            speed.install(self)
 
     @property
     def services(self) -> Services:
@@ -107,20 +102,6 @@ class TruloopMCP(MCPServer):
     @property
     def front_door(self) -> FrontDoor:
         return self.deployment.front_door
-
-    def _published(self, tools: list[Tool]) -> list[types.Tool]:
-        cache = self._published_cache
-        if len(cache) > 4 * len(tools) + 256:  # replaced plugin versions: let them go
-            cache.clear()
-        published = []
-        for tool in tools:
-            found = cache.get(id(tool))
-            if found is None or found[0] is not tool:
-                from server.results import to_mcp_tool
-
-                found = cache[id(tool)] = (tool, to_mcp_tool(tool))
-            published.append(found[1])
-        return published
 
     def _remember(self, session: Any) -> None:
         """A handshake-era connection, to tell when plugins change the tools (it has listed or called tools)."""
@@ -136,21 +117,19 @@ class TruloopMCP(MCPServer):
             except Exception:
                 logger.debug("could not send tools/list_changed to a connection", exc_info=True)
                 self._connections.discard(connection)
-        await self._subscriptions.publish(ToolsListChanged())
+        await subscriptions_of(self).publish(ToolsListChanged())
 
     async def list_tools(self) -> list[types.Tool]:
         """The caller's whole list (what 2026-07-28 sessions see)."""
         caller, profile = self.surface.resolve()
         door = self.front_door
-        return self._published(await door.visible(door.context_for(caller, profile)))
+        return self.tool_lists.published(await door.visible(door.context_for(caller, profile)))
 
     async def _tools_list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-        tools = _listing.get()
-        if tools is None:
-            tools = await self._visible_tools(ctx)
-        return self._wire_list(tools)
+        return self.tool_lists.wire(await self.visible_tools(ctx))
 
-    async def _visible_tools(self, request: ServerRequestContext[Any, Any]) -> list[Tool]:
+    async def visible_tools(self, request: ServerRequestContext[Any, Any]) -> list[Tool]:
+        """The tools this request's caller sees, in its era and conversation."""
         caller, profile = self.surface.resolve()
         modern = is_modern(request.protocol_version)
         if not modern:
@@ -162,32 +141,6 @@ class TruloopMCP(MCPServer):
     def _conversation(self, session: Any, modern: bool) -> Any:
         """A handshake-era session is its own conversation; a 2026-07-28 caller's is the front door's default."""
         return None if modern else self._sessions.get(session)
-
-    async def lean_list(self, request: ServerRequestContext[Any, Any], call_next: CallNext) -> dict[str, Any]:
-        """`tools/list` (server/lean_path.py): the SDK's answer for this list of tools, made once per list and
-        protocol version; the handler gets the same list through `_listing`."""
-        tools = await self._visible_tools(request)
-        answer = self._answered_lists.get(tools, request.protocol_version)
-        if answer is None:
-            token = _listing.set(tools)
-            try:
-                answer = await call_next(request)
-            finally:
-                _listing.reset(token)
-            if not isinstance(answer, dict):
-                return answer  # type: ignore[return-value]
-            self._answered_lists.put(tools, answer, request.protocol_version)
-        return dict(answer)
-
-    def _wire_list(self, tools: list[Tool]) -> dict[str, Any]:
-        """The `tools/list` result in its wire form, built once per distinct list (the SDK copies the top level)."""
-        wire = self._wire_lists.get(tools)
-        if wire is None:
-            wire = types.ListToolsResult(tools=self._published(tools)).model_dump(
-                by_alias=True, mode="json", exclude_none=True
-            )
-            self._wire_lists.put(tools, wire)
-        return wire
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
@@ -206,21 +159,6 @@ class TruloopMCP(MCPServer):
             ctx = door.context_for(caller, profile, request=RequestInfo(transport="in-process"), deferred=deferred)
             return to_mcp_result(await door.call(ctx, name, arguments))
         return to_mcp_result(await self._run(name, arguments, request, lambda: context))
-
-    async def lean_call(
-        self, request: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
-        """A handshake-era `tools/call` whose params server/lean_path.py checked, answered in its wire form."""
-
-        def context() -> Context:
-            params = types.CallToolRequestParams.model_validate(request.params, by_name=False)
-            return Context(
-                request_context=request, mcp_server=self, input_params=params, subscriptions=self._subscriptions
-            )
-
-        from server.results import to_wire_result
-
-        return to_wire_result(await self._run(name, arguments, request, context))
 
     async def _run(
         self,
@@ -271,31 +209,8 @@ async def _set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.Emp
     return types.EmptyResult()
 
 
-class _PerToolList:
-    """Answers kept per distinct list of tool objects (and a protocol version, where given), at most 256. A list
-    is known by its tools' identities; holding the tools keeps their ids from being reused while kept."""
-
-    def __init__(self) -> None:
-        self._kept: dict[tuple[Any, ...], tuple[tuple[Tool, ...], dict[str, Any]]] = {}
-
-    def get(self, tools: list[Tool], version: str | None = None) -> dict[str, Any] | None:
-        kept = self._kept.get((version, *map(id, tools)))
-        if kept is None or any(a is not b for a, b in zip(kept[0], tools, strict=True)):
-            return None
-        return kept[1]
-
-    def put(self, tools: list[Tool], answer: dict[str, Any], version: str | None = None) -> None:
-        if len(self._kept) > 256:
-            self._kept.clear()
-        self._kept[(version, *map(id, tools))] = (tuple(tools), answer)
-
-
 def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:
     try:
         return context.request_context
     except ValueError:  # a Context made outside a request
         return None
-
-
-# The tools a `tools/list` handler answers with when server/lean_path.py already worked them out.
-_listing: contextvars.ContextVar[list[Tool] | None] = contextvars.ContextVar("truloop_listing", default=None)

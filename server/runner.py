@@ -1,4 +1,7 @@
-"""Serving loops with clean shutdown on SIGINT, SIGTERM and (stdio) end of input."""
+"""Serving loops with clean shutdown on SIGINT, SIGTERM and (stdio) end of input.
+
+The SDK's transports on anyio's default loop and uvicorn's defaults; with `fast_paths` the speed paths of
+`server.speed` (own stdio transport, uvloop, one write per HTTP response, frozen start-up objects)."""
 
 from __future__ import annotations
 
@@ -21,12 +24,26 @@ HARD_EXIT_SECONDS = 8.0
 
 
 def run(settings: Settings) -> None:
-    from server.fast_start import http_backend_options
-
     if settings.transport == "stdio":
         anyio.run(_serve_stdio, settings)
-    else:
-        anyio.run(_serve_http, settings, backend_options=http_backend_options())
+        return
+    options: dict[str, Any] = {}
+    if settings.fast_paths:
+        from server import speed
+
+        options = speed.event_loop_options()
+    anyio.run(_serve_http, settings, backend_options=options)
+
+
+def _started(settings: Settings) -> None:
+    """The server is built: garbage is collected again from here on (server/fast_start.py)."""
+    from server.fast_start import after_imports
+
+    if settings.fast_paths:
+        from server import speed
+
+        speed.freeze_loaded()
+    after_imports()
 
 
 async def _until_signal(scope: anyio.CancelScope, on_signal: Any = None) -> None:
@@ -62,17 +79,16 @@ def _exit_later(seconds: float) -> None:
 
 async def _serve_stdio(settings: Settings) -> None:
     from server.composition import Deployment
-    from server.fast_start import after_imports
     from server.stdio import serve_stdio, stdio_channel
 
     deployment = Deployment(settings)
     server = deployment.mcp_server()
-    after_imports()
+    _started(settings)
     await _seed_demo(settings, server.services)
     async with (
         server.bridge.running(),  # type: ignore[union-attr]
         deployment.running(),  # plugins loaded before the first request, reloaded while serving
-        stdio_channel(settings.max_line_bytes) as channel,
+        stdio_channel(settings.max_line_bytes, fast_paths=settings.fast_paths) as channel,
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(_until_signal, tg.cancel_scope, channel.stop)
@@ -117,14 +133,18 @@ def announce(address: tuple[str, int], stream: TextIO | None = None) -> None:
 async def _serve_http(settings: Settings) -> None:
     import uvicorn
 
-    from server.fast_start import after_imports
     from server.http_app import build_http_app
-    from server.uvicorn_server import ReportingServer, http_protocol, parser_name
+    from server.uvicorn_server import ReportingServer, parser_name
 
     sock = _bind(settings.host, settings.port)
     app = build_http_app(settings)
-    after_imports()
+    _started(settings)
     await _seed_demo(settings, app.state.services)
+    http: Any = "auto"  # uvicorn's choice: httptools when installed, else h11
+    if settings.fast_paths:
+        from server import speed
+
+        http = speed.http_protocol()  # httptools, with a response's headers and body in one write
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -134,7 +154,7 @@ async def _serve_http(settings: Settings) -> None:
         # response still formatted the client address and path for one; and no `server: uvicorn` banner
         access_log=False,
         server_header=False,
-        http=http_protocol(),  # httptools, with a response's headers and body in one write
+        http=http,
     )
     config.load()
     logger.info(
@@ -142,8 +162,7 @@ async def _serve_http(settings: Settings) -> None:
         type(asyncio.get_running_loop()).__module__.split(".")[0],
         parser_name(config.http_protocol_class),
     )
-    server = ReportingServer(config, on_started=announce)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
+    server = ReportingServer(config, on_started=announce, own_signals=True)  # `_until_signal` handles them
 
     def stop() -> None:
         server.should_exit = True

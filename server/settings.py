@@ -292,6 +292,15 @@ class Settings(BaseSettings):
             metavar="BYTES",
         ),
     ] = Field(default=16 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    fast_paths: Annotated[
+        bool,
+        Source(
+            "the speed paths of `server/speed/` (own stdio transport, lean `tools/call` and `tools/list`, lean SSE "
+            "responses, one write per HTTP response, uvloop); `0` serves the plain SDK paths, with the same answers "
+            "(see docs/performance.md)",
+            env="TRULOOP_FAST_PATHS",
+        ),
+    ] = True
     log_level: Annotated[
         LogLevel,
         Source("stderr logging (stdout is the protocol on stdio)", flag="--log-level", env="TRULOOP_LOG_LEVEL"),

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 SECRET = "test-secret-" + "x" * 32
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])  # the two protocol eras a client may speak
+# The speed paths (server/speed/) on, then off: a test that must hold for both answers runs both ways.
+FAST_AND_PLAIN = pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "plain"])
 # The handshake a raw stdio test writes first (2025-11-25), and the notification that completes it.
 INIT = {
     "jsonrpc": "2.0",
@@ -210,6 +212,11 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def paths_env(fast_paths: bool, **extra: str) -> dict[str, str]:
+    """`child_env(**extra)`, with the speed paths switched off (`TRULOOP_FAST_PATHS=0`) unless `fast_paths`."""
+    return child_env(**extra) if fast_paths else child_env(TRULOOP_FAST_PATHS="0", **extra)
+
+
 @contextlib.contextmanager
 def stdio_server_process(
     *args: str, use_pty: bool = False, env: Mapping[str, str] | None = None
@@ -279,9 +286,9 @@ def spawn_http_server(*args: str, env: Mapping[str, str] | None = None, timeout:
 
 
 @contextlib.contextmanager
-def device_ready_http_server(data_dir: Path) -> Iterator[str]:
+def device_ready_http_server(data_dir: Path, fast_paths: bool = True) -> Iterator[str]:
     """An HTTP server for device and back-channel tests: the tests' JWT secret, deferred calls time out in 10 s."""
-    env = child_env(TRULOOP_JWT_SECRET=SECRET)
+    env = paths_env(fast_paths, TRULOOP_JWT_SECRET=SECRET)
     with spawn_http_server("--data-dir", str(data_dir), "--deferred-timeout", "10", env=env) as base:
         yield base
 

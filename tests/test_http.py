@@ -1,4 +1,5 @@
-"""A real `truloop-mcp --transport http` subprocess on 127.0.0.1: streamable HTTP, SSE, auth."""
+"""A real `truloop-mcp --transport http` subprocess on 127.0.0.1: streamable HTTP, SSE, auth; the secured server
+with the speed paths (`fast`) and without them (`plain`, `TRULOOP_FAST_PATHS=0`)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support import MODES, SECRET, child_env, error_of, spawn_http_server, token
+from tests.support import MODES, SECRET, error_of, paths_env, spawn_http_server, token
 
 
-@pytest.fixture(scope="module")
-def secured() -> Iterator[str]:
-    with spawn_http_server(env=child_env(TRULOOP_JWT_SECRET=SECRET)) as base:
+@pytest.fixture(scope="module", params=[True, False], ids=["fast", "plain"])
+def secured(request: pytest.FixtureRequest) -> Iterator[str]:
+    with spawn_http_server(env=paths_env(request.param, TRULOOP_JWT_SECRET=SECRET)) as base:
         yield base
 
 

@@ -1,11 +1,12 @@
-"""The SSE stream each handshake-era POST is answered with (`server/sse_response.py`), and the HTTP protocol
-that writes a response at once (`server/uvicorn_server.py`).
+"""The SSE stream each handshake-era POST is answered with (`server/speed/sse_sender.py`), and the HTTP protocol
+that writes a response at once (`server/speed/write_combining.py`).
 
 Unit level: the lean response frames events and headers byte for byte as sse-starlette did, ends the body
 with the last event, holds a POST's headers for its first event, sends keep-alive comments, and a client
 that disconnects ends the stream and its data sender. Over a real `truloop-mcp --transport http` on the
 2025-11-25 era (SSE per POST): inline elicitation, sampling and progress ride the POST's stream, a client
-that walks away from a stream leaves the session usable, and the standalone GET stream can be reopened.
+that walks away from a stream leaves the session usable, and the standalone GET stream can be reopened; each
+with the speed paths (`fast`) and with sse-starlette's response on plain uvicorn (`plain`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from mcp import types
 from sse_starlette import EventSourceResponse
 from sse_starlette.event import ensure_bytes
 
-from server.sse_response import LeanEventSourceResponse, encode_event, serve_sdk_streams_lean, sse_headers
-from server.uvicorn_server import WriteCombiningTransport, http_protocol, parser_name
+from server.sdk_compat import install_sse_sender
+from server.speed.sse_sender import LeanEventSourceResponse, encode_event, sse_headers
+from server.speed.write_combining import WriteCombiningTransport, http_protocol
+from server.uvicorn_server import parser_name
 from tests.support import (
     answering,
     device_ready_http_server,
@@ -205,14 +208,14 @@ async def test_the_sdk_transport_uses_the_lean_response_only_over_sse_starlettes
     from mcp.server import streamable_http
 
     monkeypatch.setattr(streamable_http, "EventSourceResponse", EventSourceResponse)
-    assert serve_sdk_streams_lean() and serve_sdk_streams_lean()  # once, then already in place
+    assert install_sse_sender(LeanEventSourceResponse) and install_sse_sender(LeanEventSourceResponse)  # then in place
     assert streamable_http.EventSourceResponse is LeanEventSourceResponse
 
     class Other:
         pass
 
     monkeypatch.setattr(streamable_http, "EventSourceResponse", Other)
-    assert not serve_sdk_streams_lean()
+    assert not install_sse_sender(LeanEventSourceResponse)
     assert streamable_http.EventSourceResponse is Other  # an SDK that changed is left as it is
 
 
@@ -264,9 +267,14 @@ def test_the_http_protocol_is_uvicorns_httptools_one() -> None:
 # -- over a real server, 2025-11-25 (an SSE stream per POST) ---------------------------------------
 
 
+@pytest.fixture(scope="module", params=[True, False], ids=["fast", "plain"])
+def fast_paths(request: pytest.FixtureRequest) -> bool:
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with device_ready_http_server(tmp_path_factory.mktemp("sse-data")) as base:
+def server(tmp_path_factory: pytest.TempPathFactory, fast_paths: bool) -> Iterator[str]:
+    with device_ready_http_server(tmp_path_factory.mktemp("sse-data"), fast_paths) as base:
         yield base
 
 
@@ -422,8 +430,9 @@ async def test_the_standalone_stream_can_be_reopened_once_its_client_left(server
         await eventually(reopened)  # the server notices the first client left, and frees the slot
 
 
-def test_a_raw_response_arrives_whole(server: str) -> None:
-    """Headers and the event leave in one write: one recv on loopback reads the whole response."""
+def test_a_raw_response_arrives_whole(server: str, fast_paths: bool) -> None:
+    """Headers and the event leave in one write (the speed paths): one recv on loopback reads the whole response.
+    Plain uvicorn and sse-starlette send the same bytes in several writes."""
     bearer = token(sub="one-write")
     host, port = server.removeprefix("http://").rsplit(":", 1)
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
@@ -446,5 +455,9 @@ def test_a_raw_response_arrives_whole(server: str) -> None:
         call = rpc(2, "tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
         sock.sendall(request(call, session))
         whole = sock.recv(65536)
+        while not fast_paths and not whole.endswith(b"\r\n0\r\n\r\n"):
+            more = sock.recv(65536)
+            assert more, whole
+            whole += more
     assert whole.startswith(b"HTTP/1.1 200 OK\r\n") and whole.endswith(b"\r\n0\r\n\r\n"), whole
     assert b'"day_of_week":"Tuesday"' in whole

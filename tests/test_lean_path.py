@@ -1,4 +1,4 @@
-"""The lean path (server/lean_path.py) answers exactly what the SDK's own path answers, and only where it may."""
+"""The lean path (server/speed/lean_path.py) answers exactly what the SDK's own path answers, and only where it may."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from mcp import Client
 from mcp_types.methods import serialize_server_result
 from pydantic import BaseModel
 
-from server.lean_path import LeanPath, plain_call
-from server.mcp_server import TruloopMCP
 from server.results import to_mcp_result, to_wire_result
-from tests.support import MODES, server_for, stdio_server_process
+from server.speed.lean_path import LeanPath, plain_call
+from tests.support import FAST_AND_PLAIN, MODES, paths_env, server_for, stdio_server_process
 from toolsets.core.envelope import ToolCancelled, ToolErr, ToolOk
 from toolsets.core.errors import ErrorCode
 
@@ -74,12 +73,6 @@ def test_plain_call(params: Any, plain: Any) -> None:
     assert plain_call(params) == plain
 
 
-def without_lean_path(server: TruloopMCP) -> TruloopMCP:
-    low = server._lowlevel_server
-    low.middleware[:] = [m for m in low.middleware if not isinstance(m, LeanPath)]
-    return server
-
-
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_day_of_week", {"date": "2026-03-10"}),
     ("get_day_of_week", {"date": "2026-02-30"}),  # validation error
@@ -108,8 +101,9 @@ async def noop(progress: float, total: float | None, message: str | None) -> Non
 @MODES
 async def test_lean_and_sdk_paths_answer_alike(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     lean = server_for("member")
+    (path,) = [m for m in lean.middleware if isinstance(m, LeanPath)]
     taken: list[str] = []
-    real_call, real_list = lean.lean_call, lean.lean_list
+    real_call, real_list = path.tools_call, path.tools_list
 
     async def counted_call(request: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         taken.append("call")
@@ -119,12 +113,14 @@ async def test_lean_and_sdk_paths_answer_alike(mode: str, monkeypatch: pytest.Mo
         taken.append("list")
         return await real_list(request, call_next)
 
-    monkeypatch.setattr(lean, "lean_call", counted_call)
-    monkeypatch.setattr(lean, "lean_list", counted_list)
+    monkeypatch.setattr(path, "tools_call", counted_call)
+    monkeypatch.setattr(path, "tools_list", counted_list)
     async with Client(lean, mode=mode) as client:
         lean_answers = await answers(client)
         again = [tool.model_dump(by_alias=True, exclude_none=True) for tool in (await client.list_tools()).tools]
-    async with Client(without_lean_path(server_for("member")), mode=mode) as client:
+    plain = server_for("member", fast_paths=False)
+    assert not any(isinstance(m, LeanPath) for m in plain.middleware)
+    async with Client(plain, mode=mode) as client:
         sdk_answers = await answers(client)
 
     assert lean_answers == sdk_answers
@@ -134,13 +130,14 @@ async def test_lean_and_sdk_paths_answer_alike(mode: str, monkeypatch: pytest.Mo
     assert taken.count("call") == (len(CALLS) + 1 if mode == "legacy" else 0)  # 2026-07-28 calls: the SDK's path
 
 
-def test_nothing_is_answered_before_initialize(tmp_path: Any) -> None:
+@FAST_AND_PLAIN
+def test_nothing_is_answered_before_initialize(tmp_path: Any, fast_paths: bool) -> None:
     """The SDK's handshake gate still refuses a call or a list sent before `initialize`."""
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_day_of_week", "arguments": {}}},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
-    with stdio_server_process("--data-dir", str(tmp_path)) as proc:
+    with stdio_server_process("--data-dir", str(tmp_path), env=paths_env(fast_paths)) as proc:
         out, _ = proc.communicate("".join(json.dumps(line) + "\n" for line in lines).encode(), timeout=60)
     replies = {reply["id"]: reply for reply in map(json.loads, out.decode().splitlines())}
     assert set(replies) == {1, 2}
@@ -149,8 +146,9 @@ def test_nothing_is_answered_before_initialize(tmp_path: Any) -> None:
         assert reply["error"]["code"] == types.INVALID_PARAMS
 
 
+@FAST_AND_PLAIN
 @pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
-def test_progress_token_and_fallback_over_stdio(tmp_path: Any, version: str) -> None:
+def test_progress_token_and_fallback_over_stdio(tmp_path: Any, version: str, fast_paths: bool) -> None:
     """A plain call with a progress token and a call with a field the lean path leaves to the SDK both answer."""
     hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     day = {"date": "2026-03-10"}
@@ -165,7 +163,7 @@ def test_progress_token_and_fallback_over_stdio(tmp_path: Any, version: str) -> 
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
          "params": {"name": "get_day_of_week", "arguments": day, "_meta": {"progressToken": 1.5}}},
     ]  # fmt: skip
-    with stdio_server_process("--data-dir", str(tmp_path)) as proc:
+    with stdio_server_process("--data-dir", str(tmp_path), env=paths_env(fast_paths)) as proc:
         out, _ = proc.communicate("".join(json.dumps(line) + "\n" for line in lines).encode(), timeout=60)
     replies = {reply["id"]: reply for reply in map(json.loads, out.decode().splitlines()) if "id" in reply}
     assert replies[1]["result"] == replies[2]["result"]

@@ -1,4 +1,5 @@
-"""A real `truloop-mcp` subprocess over stdio: SDK client in both eras, and raw JSON-RPC lines."""
+"""A real `truloop-mcp` subprocess over stdio: SDK client in both eras, and raw JSON-RPC lines; each on the
+own stdio transport (`fast`) and on the SDK's `stdio_server` (`plain`, `TRULOOP_FAST_PATHS=0`)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,18 @@ import subprocess
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.support import MODES, TRULOOP, child_env, error_of
+from tests.support import FAST_AND_PLAIN, MODES, TRULOOP, error_of, paths_env
 
 
-def params(*args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=TRULOOP, args=["--timezone", "Asia/Seoul", *args], env=child_env())
+def params(*args: str, fast_paths: bool = True) -> StdioServerParameters:
+    return StdioServerParameters(command=TRULOOP, args=["--timezone", "Asia/Seoul", *args], env=paths_env(fast_paths))
 
 
 @pytest.mark.anyio
 @MODES
-async def test_console_script_over_stdio(mode: str) -> None:
-    async with Client(params(), mode=mode) as client:
+@FAST_AND_PLAIN
+async def test_console_script_over_stdio(mode: str, fast_paths: bool) -> None:
+    async with Client(params(fast_paths=fast_paths), mode=mode) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         result = await client.call_tool("get_day_of_week", {"date": "2026-03-10"})
     assert {"get_day_of_week", "get_current_datetime"} <= tools
@@ -49,26 +51,28 @@ CALL = {
 }
 
 
-def pipe(lines: list[str]) -> list[dict]:
+def pipe(lines: list[str], fast_paths: bool = True) -> list[dict]:
     proc = subprocess.run(
-        [TRULOOP], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=30, env=child_env()
+        [TRULOOP], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=30, env=paths_env(fast_paths)
     )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
 
 
-def test_malformed_lines_get_json_rpc_errors_and_serving_goes_on() -> None:
-    replies = pipe(
-        [
-            json.dumps(INIT),
-            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            "this is not json",
-            json.dumps({"id": 5, "hello": "world"}),
-            "[1, 2, 3]",
-            json.dumps(CALL),
-        ]
-    )
+MALFORMED = [
+    json.dumps(INIT),
+    json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    "this is not json",
+    json.dumps({"id": 5, "hello": "world"}),
+    "[1, 2, 3]",
+    json.dumps(CALL),
+]
+
+
+@FAST_AND_PLAIN
+def test_malformed_lines_get_json_rpc_errors_and_serving_goes_on(fast_paths: bool) -> None:
+    replies = pipe(MALFORMED, fast_paths)
     by_id: dict = {}
     nulls = []
     for reply in replies:
@@ -82,15 +86,19 @@ def test_malformed_lines_get_json_rpc_errors_and_serving_goes_on() -> None:
     assert by_id[9]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
 
 
-def test_unknown_method_is_method_not_found() -> None:
-    replies = pipe([json.dumps(INIT), json.dumps({"jsonrpc": "2.0", "id": 2, "method": "no/such", "params": {}})])
+@FAST_AND_PLAIN
+def test_unknown_method_is_method_not_found(fast_paths: bool) -> None:
+    replies = pipe(
+        [json.dumps(INIT), json.dumps({"jsonrpc": "2.0", "id": 2, "method": "no/such", "params": {}})], fast_paths
+    )
     assert any(r.get("id") == 2 and r["error"]["code"] == -32601 for r in replies)
 
 
+@FAST_AND_PLAIN
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_clean_shutdown_on_signal(signum: int) -> None:
+def test_clean_shutdown_on_signal(signum: int, fast_paths: bool) -> None:
     proc = subprocess.Popen(
-        [TRULOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env()
+        [TRULOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=paths_env(fast_paths)
     )
     assert proc.stdin and proc.stdout
     proc.stdin.write((json.dumps(INIT) + "\n").encode())
@@ -102,16 +110,31 @@ def test_clean_shutdown_on_signal(signum: int) -> None:
     assert b"Traceback" not in err
 
 
-def test_end_of_input_exits_cleanly() -> None:
-    proc = subprocess.run([TRULOOP], input="", capture_output=True, text=True, timeout=30, env=child_env())
+@FAST_AND_PLAIN
+def test_end_of_input_exits_cleanly(fast_paths: bool) -> None:
+    proc = subprocess.run([TRULOOP], input="", capture_output=True, text=True, timeout=30, env=paths_env(fast_paths))
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
 
 
+@FAST_AND_PLAIN
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
-def test_each_handshake_version_is_served(version: str) -> None:
+def test_each_handshake_version_is_served(version: str, fast_paths: bool) -> None:
     init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}  # type: ignore[dict-item]
     replies = pipe([json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                    json.dumps(CALL)])  # fmt: skip
+                    json.dumps(CALL)], fast_paths)  # fmt: skip
     by_id = {reply.get("id"): reply for reply in replies}
     assert by_id[1]["result"]["protocolVersion"] == version
     assert by_id[9]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
+
+
+def test_both_paths_answer_the_same_lines_alike() -> None:
+    """The same session, bad lines and all, on the own transport and lean path and on the SDK's: equal answers."""
+    lines = [*MALFORMED, json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/list"}),
+             json.dumps({**CALL, "id": 11, "params": {"name": "get_day_of_week", "arguments": {"date": "2026-02-30"}}}),
+             json.dumps({**CALL, "id": 12, "params": {"name": "no_such_tool", "arguments": {}}})]  # fmt: skip
+
+    def keyed(replies: list[dict]) -> list[str]:  # answers to concurrent requests may come in either order
+        return sorted(json.dumps(reply, sort_keys=True) for reply in replies)
+
+    fast, plain = pipe(lines, True), pipe(lines, False)
+    assert len(fast) == 8 and keyed(fast) == keyed(plain)

@@ -1,5 +1,6 @@
 """HTTP fast paths: verified JWTs cached by token hash until `exp` (and never past a rotation of the secret),
-and `--transport http` on uvloop + httptools when the `fast` extra is installed."""
+and `--transport http` on uvloop + httptools when the `fast` extra is installed (with the speed paths on; off,
+on asyncio's loop with uvicorn's own choice of parser)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from server.identity import JwtVerifier
-from tests.support import SECRET, child_env, http_server_process, token
+from tests.support import FAST_AND_PLAIN, SECRET, http_server_process, paths_env, token
 
 OTHER_SECRET = "rotated-secret-" + "y" * 32
 
@@ -84,9 +85,11 @@ async def test_the_cache_is_bounded() -> None:
     assert verifier.decoded == 21
 
 
-def test_http_runs_on_uvloop_and_httptools_when_installed(tmp_path: Path) -> None:
-    fast = importlib.util.find_spec("uvloop") is not None and importlib.util.find_spec("httptools") is not None
-    env = child_env(TRULOOP_JWT_SECRET=SECRET)
+@FAST_AND_PLAIN
+def test_http_runs_on_uvloop_and_httptools_when_installed(tmp_path: Path, fast_paths: bool) -> None:
+    httptools = importlib.util.find_spec("httptools") is not None
+    fast = importlib.util.find_spec("uvloop") is not None and httptools
+    env = paths_env(fast_paths, TRULOOP_JWT_SECRET=SECRET)
     with http_server_process("--log-level", "INFO", env=env) as (base, _, log):
         bearer = token(sub="alice")
         response = httpx.get(f"{base}/healthz", timeout=10)
@@ -99,5 +102,7 @@ def test_http_runs_on_uvloop_and_httptools_when_installed(tmp_path: Path) -> Non
         text = log.read_text()
     assert response.status_code == 200 and refused.status_code == 401
     expected = "HTTP on the uvloop event loop with the httptools parser" if fast else "HTTP on the asyncio event loop"
+    if not fast_paths:
+        expected = f"HTTP on the asyncio event loop with the {'httptools' if httptools else 'h11'} parser"
     assert expected in text, text
     assert jwt.decode(bearer, SECRET, algorithms=["HS256"])["sub"] == "alice"

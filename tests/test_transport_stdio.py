@@ -1,5 +1,6 @@
-"""The stdio transport (server/stdio.py) against a real `truloop-mcp` subprocess: pipelined bursts, a client
-that stops reading, stdin and stdout as regular files and as terminals; and its line splitter in-process."""
+"""The stdio transports against a real `truloop-mcp` subprocess: pipelined bursts, a client that stops reading
+(the own transport, server/speed/stdio_transport.py), stdin and stdout as regular files and as terminals (it and
+the SDK's `stdio_server` fed by server/stdio.py, `plain`); and the line splitter in-process."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from server.stdio_check import LineSplitter, Oversized
-from tests.support import INIT, INITIALIZED, TRULOOP, child_env
+from tests.support import FAST_AND_PLAIN, INIT, INITIALIZED, TRULOOP, paths_env
 
 pytestmark = pytest.mark.slow
 
@@ -50,11 +51,11 @@ def check_answers(replies: list[dict[str, Any]], count: int) -> None:
         }, reply
 
 
-def spawn(tmp_path: Path, **streams: Any) -> subprocess.Popen[bytes]:
+def spawn(tmp_path: Path, fast_paths: bool = True, **streams: Any) -> subprocess.Popen[bytes]:
     options: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
     options.update(streams)
     args = [TRULOOP, "--data-dir", str(tmp_path / "data"), "--timezone", "Asia/Seoul"]
-    return subprocess.Popen(args, env=child_env(), **options)
+    return subprocess.Popen(args, env=paths_env(fast_paths), **options)
 
 
 def rss_kib(pid: int) -> int:
@@ -155,11 +156,12 @@ def test_a_client_that_stops_reading_stops_the_server_reading_and_memory_stays_b
     check_answers(collector.replies, count)
 
 
-def test_stdin_and_stdout_as_regular_files(tmp_path: Path) -> None:
+@FAST_AND_PLAIN
+def test_stdin_and_stdout_as_regular_files(tmp_path: Path, fast_paths: bool) -> None:
     requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
     requests.write_bytes(opening() + b"".join(call(n) for n in range(500)) + b"not json\n")
     with requests.open("rb") as stdin, answers.open("wb") as stdout:
-        proc = spawn(tmp_path, stdin=stdin, stdout=stdout)
+        proc = spawn(tmp_path, fast_paths, stdin=stdin, stdout=stdout)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     replies = [json.loads(line) for line in answers.read_bytes().splitlines()]
@@ -167,11 +169,12 @@ def test_stdin_and_stdout_as_regular_files(tmp_path: Path) -> None:
     assert [r["error"]["code"] for r in replies if r.get("id") is None] == [-32700]
 
 
-def test_stdin_as_a_regular_file_and_stdout_as_a_pipe(tmp_path: Path) -> None:
+@FAST_AND_PLAIN
+def test_stdin_as_a_regular_file_and_stdout_as_a_pipe(tmp_path: Path, fast_paths: bool) -> None:
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(opening() + b"".join(call(n) for n in range(200)))
     with requests.open("rb") as stdin:
-        proc = spawn(tmp_path, stdin=stdin)
+        proc = spawn(tmp_path, fast_paths, stdin=stdin)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     check_answers([json.loads(line) for line in out.splitlines()], 200)
@@ -200,10 +203,11 @@ def read_lines_from(fd: int, count: int, timeout: float) -> list[dict[str, Any]]
     return lines
 
 
-def test_stdin_as_a_terminal(tmp_path: Path) -> None:
+@FAST_AND_PLAIN
+def test_stdin_as_a_terminal(tmp_path: Path, fast_paths: bool) -> None:
     parent, child = pty.openpty()  # canonical mode, as a person types: a line at a time
     try:
-        proc = spawn(tmp_path, stdin=child)
+        proc = spawn(tmp_path, fast_paths, stdin=child)
         collector = Collector(proc)
         os.write(parent, opening() + b"".join(call(n) for n in range(20)))
         deadline = time.monotonic() + 30
@@ -219,10 +223,11 @@ def test_stdin_as_a_terminal(tmp_path: Path) -> None:
         os.close(child)
 
 
-def test_stdout_as_a_terminal(tmp_path: Path) -> None:
+@FAST_AND_PLAIN
+def test_stdout_as_a_terminal(tmp_path: Path, fast_paths: bool) -> None:
     parent, child = raw_terminal()
     try:
-        proc = spawn(tmp_path, stdout=child)
+        proc = spawn(tmp_path, fast_paths, stdout=child)
         assert proc.stdin is not None
         proc.stdin.write(opening() + b"".join(call(n) for n in range(50)))
         proc.stdin.close()
@@ -235,10 +240,11 @@ def test_stdout_as_a_terminal(tmp_path: Path) -> None:
         os.close(child)
 
 
-def test_a_stderr_sharing_the_stdout_pipe_keeps_its_blocking_mode(tmp_path: Path) -> None:
+@FAST_AND_PLAIN
+def test_a_stderr_sharing_the_stdout_pipe_keeps_its_blocking_mode(tmp_path: Path, fast_paths: bool) -> None:
     read_end, write_end = os.pipe()
     try:
-        proc = spawn(tmp_path, stdout=write_end, stderr=write_end)
+        proc = spawn(tmp_path, fast_paths, stdout=write_end, stderr=write_end)
         assert proc.stdin is not None
         proc.stdin.write(opening() + call(1))
         proc.stdin.flush()

@@ -20,9 +20,11 @@ millisecond, that was ~0.5 ms of server CPU, a third of the call.
   Only a stream with more to come (elicitation, sampling, progress) starts the listener, and that task ends
   by itself when the body is complete. GET streams send their headers at once.
 
+`server.speed.install_http()` puts it in the SDK's transport (`server.sdk_compat.install_sse_sender`).
+
 sse-starlette's shutdown watcher is left out: it waits for uvicorn's SIGTERM handler to run, and the
-server's own signal handling (`server.runner`, installed after uvicorn's) replaces that handler, so it never
-fired here (measured with either response: an open GET stream ends at uvicorn's 5 s graceful timeout).
+server handles the signals itself (`server.runner`; uvicorn's handler is never installed), so it never
+fires here (measured with either response: an open GET stream ends at uvicorn's 5 s graceful timeout).
 """
 
 from __future__ import annotations
@@ -217,30 +219,3 @@ class LeanEventSourceResponse:
                 if not self._done:
                     stream.cancel()
                 return
-
-
-def serve_sdk_streams_lean() -> bool:
-    """Make the SDK's streamable-HTTP transport answer with `LeanEventSourceResponse`.
-
-    PRIVATE SDK SURFACE, kept to this one function: the transport (`mcp.server.streamable_http`) builds
-    its SSE responses from its module-level name `EventSourceResponse` and has no parameter to choose
-    another class, so the name is rebound here. Only when it still is sse-starlette's class (the
-    constructor arguments it is called with are known then); otherwise the SDK keeps its own, with a
-    warning, and nothing else changes. Returns whether the lean response is in use.
-    """
-    import logging
-
-    import sse_starlette
-    from mcp.server import streamable_http
-
-    current = getattr(streamable_http, "EventSourceResponse", None)
-    if current is LeanEventSourceResponse:
-        return True
-    if current is not sse_starlette.EventSourceResponse:
-        logging.getLogger("truloop.http").warning(
-            "the SDK's streamable-HTTP transport no longer uses sse-starlette's EventSourceResponse; "
-            "keeping its SSE responses as they are"
-        )
-        return False
-    streamable_http.EventSourceResponse = LeanEventSourceResponse  # type: ignore[attr-defined,misc]
-    return True

@@ -9,11 +9,12 @@ are plain, and hands everything else to the SDK unchanged:
 
 - `tools/call` on a handshake-era connection (2025-06-18, 2025-11-25) whose params are exactly `name`,
   `arguments` and an optional `_meta` whose `progressToken`, if any, is a string or an integer: checked once, run by
-  `TruloopMCP.lean_call`, answered as the wire dict `to_wire_result` builds (what the SDK's serializer
-  would have made of the same outcome). 2026-07-28 calls keep the SDK's path: their results carry the
+  `TruloopMCP._run` (what its `call_tool` runs too), answered as the wire dict `to_wire_result` builds (what the
+  SDK's serializer would have made of the same outcome). 2026-07-28 calls keep the SDK's path: their results carry the
   envelope fields (`resultType`, the `serverInfo` stamp) and may be `input_required`.
 - `tools/list` in either era, once its params passed the SDK's own check: the SDK's answer for a given
-  list of tools is kept and given again while the caller's list is the same (`TruloopMCP.lean_list`).
+  list of tools is kept and given again while the caller's list is the same (`LeanPath.tools_list`); on a miss
+  the SDK's handler (`LeanPath.tools_list_handler`) answers from the list worked out here.
 
 Either way only on a connection whose handshake the SDK accepted, so the pre-`initialize` refusal stays
 the SDK's.
@@ -24,14 +25,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import mcp.types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context
 from mcp_types.methods import validate_client_request
 
 from bridge.elicitation import is_modern
-from server.exposure import connection_of
+from server.sdk_compat import connection_of, subscriptions_of
+from server.speed.list_cache import PerToolList
 
 if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP
+    from toolsets.core.tool import Tool
 
 
 class LeanPath:
@@ -39,16 +44,58 @@ class LeanPath:
 
     def __init__(self, server: TruloopMCP) -> None:
         self._server = server
+        self._answers = PerToolList()  # the SDK's whole `tools/list` answer, per list and protocol version
+        # `tools/list` requests on their way through the SDK: the list worked out here, for the handler
+        self._handed: dict[int, list[Tool]] = {}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
         if method == "tools/call":
             call = plain_call(ctx.params)
             if call is not None and not is_modern(ctx.protocol_version) and _accepted(ctx):
-                return await self._server.lean_call(ctx, *call)
+                return await self.tools_call(ctx, *call)
         elif method == "tools/list" and _accepted(ctx) and valid_request(ctx):
-            return await self._server.lean_list(ctx, call_next)
+            return await self.tools_list(ctx, call_next)
         return await call_next(ctx)
+
+    async def tools_call(
+        self, request: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A handshake-era `tools/call` whose params were checked here, answered in its wire form."""
+        server = self._server
+
+        def context() -> Context:
+            params = types.CallToolRequestParams.model_validate(request.params, by_name=False)
+            return Context(
+                request_context=request, mcp_server=server, input_params=params, subscriptions=subscriptions_of(server)
+            )
+
+        from server.results import to_wire_result
+
+        return to_wire_result(await server._run(name, arguments, request, context))
+
+    async def tools_list(self, request: ServerRequestContext[Any, Any], call_next: CallNext) -> dict[str, Any]:
+        """`tools/list`: the SDK's answer for this list of tools, made once per list and protocol version."""
+        tools = await self._server.visible_tools(request)
+        answer = self._answers.get(tools, request.protocol_version)
+        if answer is None:
+            self._handed[id(request)] = tools
+            try:
+                answer = await call_next(request)
+            finally:
+                del self._handed[id(request)]
+            if not isinstance(answer, dict):
+                return answer  # type: ignore[return-value]
+            self._answers.put(tools, answer, request.protocol_version)
+        return dict(answer)
+
+    async def tools_list_handler(self, ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
+        """The `tools/list` handler: the list `tools_list` worked out for this request (the SDK hands the handler
+        the request object it was given), else the caller's list."""
+        tools = self._handed.get(id(ctx))
+        if tools is None:
+            tools = await self._server.visible_tools(ctx)
+        return self._server.tool_lists.wire(tools)
 
 
 def plain_call(params: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]] | None:

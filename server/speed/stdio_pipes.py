@@ -7,8 +7,7 @@ our own: a stderr that shares stdout's pipe (`2>&1`), or the terminal a shell is
 its blocking mode. A regular file or `/dev/null` (which cannot be polled, and never blocks) is read
 and written directly on the event loop, a chunk at a time.
 
-While serving, fd 0 reads the null device and fd 1 writes to stderr, so a stray `print` or a child
-process cannot corrupt or steal the protocol stream; both are restored afterwards.
+While serving, fds 0 and 1 are diverted (`server.stdio_fds`); both are restored afterwards.
 """
 
 from __future__ import annotations
@@ -20,12 +19,12 @@ import os
 import stat
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from server.stdio_check import Line, LineSplitter, line_size
+from server.stdio_fds import Claim
 
 logger = logging.getLogger("truloop.stdio")
 
@@ -235,26 +234,6 @@ class FileWriter(asyncio.WriteTransport):
         self.close()
 
 
-@dataclass
-class Claim:
-    """What was changed on fds 0 and 1 while serving, to put back afterwards."""
-
-    saved: dict[int, tuple[int, bool]] = field(default_factory=dict)  # fd -> (its copy, was blocking)
-
-    def divert(self, fd: int, target: int) -> None:
-        self.saved[fd] = (os.dup(fd), os.get_blocking(fd))
-        os.dup2(target, fd)
-
-    def restore(self) -> None:
-        for fd, (copy, was_blocking) in self.saved.items():
-            with contextlib.suppress(OSError):
-                os.set_blocking(copy, was_blocking)  # a shared description (socket, file) gets its mode back
-                os.dup2(copy, fd)
-            with contextlib.suppress(OSError):
-                os.close(copy)
-        self.saved.clear()
-
-
 def _pollable(mode: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
@@ -284,11 +263,7 @@ async def open_stdio(limit: int, stdin_fd: int = 0, stdout_fd: int = 1) -> Async
         out_fd, out_pollable = _private_fd(stdout_fd, os.O_WRONLY)
         closers.append(os.fdopen(out_fd, "wb", buffering=0))
         if (stdin_fd, stdout_fd) == (0, 1):
-            null = os.open(os.devnull, os.O_RDONLY)
-            try:
-                claim.divert(0, null)
-            finally:
-                os.close(null)
+            claim.divert_to_null(0)
             claim.divert(1, 2)
         if in_pollable:
             reader, _ = await loop.connect_read_pipe(lambda: inbox, closers[0])

@@ -1,0 +1,132 @@
+"""Every place the server reaches past the public surface of the MCP SDK, sse-starlette or uvicorn.
+
+Each touch is one small function named for what it does; nothing else in the product names a private
+attribute of a third-party object or rebinds one of their names. `tests/test_sdk_compat.py` pins the
+versions these touches were checked against (`CHECKED_AGAINST`) and checks that each private name is still
+there with the shape used here: on an upgrade of any of them, that test says which touch to re-check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import uvicorn
+    from mcp.server.lowlevel.server import Server
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.subscriptions import SubscriptionBus
+
+# distribution -> the version every touch below was read against
+CHECKED_AGAINST = {"mcp": "2.3.0", "sse-starlette": "3.7.0", "uvicorn": "0.54.0"}
+
+
+# -- the MCP SDK ---------------------------------------------------------------------------------------------
+
+
+def lowlevel_of(server: MCPServer) -> Server[Any]:
+    """The low-level `Server` behind an `MCPServer` (`_lowlevel_server`): its `run`, its request handlers and its
+    initialization options have no public handle on `MCPServer`."""
+    return server._lowlevel_server
+
+
+def subscriptions_of(server: MCPServer) -> SubscriptionBus:
+    """The `MCPServer`'s subscription bus (`_subscriptions`): what a `Context` built outside the SDK's handlers
+    needs, and where 2026-07-28 `subscriptions/listen` streams hear `ToolsListChanged`."""
+    return server._subscriptions
+
+
+def connection_of(session: Any) -> Any:
+    """The client connection behind a request's session (`ServerSession._connection`): the identity of a
+    handshake-era session (one per stdio process, one per HTTP session id), and whether the SDK let it past its
+    handshake gate. None when the session has none."""
+    return getattr(session, "_connection", None)
+
+
+def advertise_tools_changed(server: MCPServer) -> None:
+    """Advertise `tools.listChanged` in every era. `MCPServer` advertises it only on 2026-07-28 and offers no
+    parameter for it; its transports call the low-level `create_initialization_options()` without arguments,
+    so that method is rebound on this one server with `NotificationOptions(tools_changed=True)`."""
+    from mcp.server.lowlevel.server import NotificationOptions
+
+    low = lowlevel_of(server)
+    low.create_initialization_options = functools.partial(  # type: ignore[method-assign]
+        type(low).create_initialization_options, low, NotificationOptions(tools_changed=True)
+    )
+
+
+def drop_sdk_tracing(server: MCPServer) -> None:
+    """Take the SDK's OpenTelemetry middleware (known by its class name) out of the server's middleware list."""
+    server.middleware[:] = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
+
+
+def has_live_session(manager: StreamableHTTPSessionManager, session_id: str) -> bool:
+    """Whether the streamable-HTTP session manager still serves `session_id` (`_server_instances`: the SDK keeps
+    no public registry of open sessions)."""
+    return session_id in manager._server_instances
+
+
+# -- sse-starlette, as the SDK's streamable-HTTP transport uses it -------------------------------------------
+
+
+def install_sse_sender(response_class: type) -> bool:
+    """Make the SDK's streamable-HTTP transport answer with `response_class` instead of sse-starlette's
+    `EventSourceResponse`. The transport builds its SSE responses from its module-level name
+    `EventSourceResponse` and has no parameter to choose another class, so that name is rebound (process-wide).
+    Only while it still is sse-starlette's class (the constructor arguments it is called with are known then);
+    otherwise the SDK keeps its own, with a warning. Returns whether `response_class` is in use."""
+    import logging
+
+    import sse_starlette
+    from mcp.server import streamable_http
+
+    current = getattr(streamable_http, "EventSourceResponse", None)
+    if current is response_class:
+        return True
+    if current is not sse_starlette.EventSourceResponse:
+        logging.getLogger("truloop.http").warning(
+            "the SDK's streamable-HTTP transport no longer uses sse-starlette's EventSourceResponse; "
+            "keeping its SSE responses as they are"
+        )
+        return False
+    streamable_http.EventSourceResponse = response_class  # type: ignore[attr-defined,misc]
+    return True
+
+
+def remove_sse_sender() -> None:
+    """Give the SDK's streamable-HTTP transport sse-starlette's `EventSourceResponse` back (a no-op when
+    `install_sse_sender` never ran in this process)."""
+    import sse_starlette
+    from mcp.server import streamable_http
+
+    streamable_http.EventSourceResponse = sse_starlette.EventSourceResponse  # type: ignore[attr-defined,misc]
+
+
+# -- uvicorn -------------------------------------------------------------------------------------------------
+
+
+def leave_signals_alone(server: uvicorn.Server) -> None:
+    """Keep `server.serve()` from installing its SIGINT/SIGTERM handlers (`Server.capture_signals`, entered by
+    `serve`): the caller owns the signals (server/runner.py), and uvicorn offers no option to say so."""
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+
+
+def httptools_protocol_on(wrap: Callable[[asyncio.Transport], asyncio.Transport]) -> type[asyncio.Protocol] | None:
+    """uvicorn's httptools HTTP protocol (`uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`, a class for
+    `uvicorn.Config(http=...)`) writing through `wrap(transport)` instead of the socket's transport; None when
+    httptools is not installed. The protocol keeps the transport `connection_made` gives it and does all its
+    I/O through that object."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return None
+
+    class WrappedHttpToolsProtocol(HttpToolsProtocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(wrap(transport))
+
+    return WrappedHttpToolsProtocol

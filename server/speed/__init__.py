@@ -1,0 +1,96 @@
+"""The speed paths: where the server answers faster than the SDK's own paths would, with the same bytes.
+
+Each is its own module, and all of them are switched by one setting, `Settings.fast_paths` (on by default;
+`TRULOOP_FAST_PATHS=0` serves the plain SDK paths):
+
+- `lean_path`: handshake-era `tools/call` and every `tools/list` answered by a server middleware, with the
+  SDK's answers (`list_cache` keeps the `tools/list` results per list);
+- `stdio_transport` + `stdio_pipes`: stdin and stdout as asyncio transports instead of the SDK's
+  `stdio_server` (worker threads, memory streams);
+- `sse_sender`: the SSE response each handshake-era POST is answered with, instead of sse-starlette's;
+- `write_combining`: uvicorn's httptools protocol writing a response in one system call;
+- `fast_start`: what was loaded frozen out of the collector's way, uvloop for HTTP.
+
+`install(server)` is what a server gets (`TruloopMCP` calls it when built with `fast_paths`); the transport
+pieces are picked where the transports are made (`server.stdio`, `server.http_app`, `server.runner`), through
+the functions below. Nothing here touches a third-party object's private surface itself: that is
+`server.sdk_compat`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from server.sdk_compat import drop_sdk_tracing, lowlevel_of
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from server.mcp_server import TruloopMCP
+    from server.speed.stdio_transport import StdioChannel
+
+
+def install(server: TruloopMCP) -> None:
+    """Put the per-server speed paths into `server`: the lean path (the innermost middleware) with its
+    `tools/list` handler and caches, and no OpenTelemetry span per message when no tracer provider is installed
+    (the SDK's middleware costs every call even with no exporter)."""
+    import mcp.types as types
+
+    from server.speed.lean_path import LeanPath
+    from server.speed.list_cache import CachedToolLists
+    from toolsets.pipeline.tracer_provider import provider_installed
+
+    if not provider_installed():
+        drop_sdk_tracing(server)
+    lean = LeanPath(server)
+    server.tool_lists = CachedToolLists()
+    server.middleware.append(lean)
+    lowlevel_of(server).add_request_handler("tools/list", types.PaginatedRequestParams, lean.tools_list_handler)
+
+
+def install_http() -> None:
+    """The lean SSE response in the SDK's streamable-HTTP transport (process-wide)."""
+    from server.sdk_compat import install_sse_sender
+    from server.speed.sse_sender import LeanEventSourceResponse
+
+    install_sse_sender(LeanEventSourceResponse)
+
+
+def uninstall_http() -> None:
+    """sse-starlette's response back in the SDK's transport (an app built with `fast_paths` off, in a process
+    where one with them on was built before)."""
+    from server.sdk_compat import remove_sse_sender
+
+    remove_sse_sender()
+
+
+@contextlib.asynccontextmanager
+async def stdio_channel(limit: int, stdin_fd: int = 0, stdout_fd: int = 1) -> AsyncIterator[StdioChannel]:
+    """The own stdio transport (`server.speed.stdio_transport`) on these descriptors, while the context lasts."""
+    from server.speed.stdio_transport import fast_stdio_channel
+
+    async with fast_stdio_channel(limit, stdin_fd, stdout_fd) as channel:
+        yield channel
+
+
+def http_protocol() -> type[asyncio.Protocol] | str:
+    """uvicorn's `http=`: httptools writing each event-loop turn's output at once (`"auto"` without httptools)."""
+    from server.speed.write_combining import http_protocol as combining
+
+    return combining()
+
+
+def event_loop_options() -> dict[str, Any]:
+    """`anyio.run` options for HTTP: uvloop when installed."""
+    from server.speed.fast_start import event_loop_options as options
+
+    return options()
+
+
+def freeze_loaded() -> None:
+    """The server is built: keep what was loaded out of the collector's way."""
+    from server.speed.fast_start import freeze_loaded as freeze
+
+    freeze()

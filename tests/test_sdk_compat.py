@@ -1,0 +1,163 @@
+"""Every private touch of server/sdk_compat.py still finds what it was written against.
+
+The first test pins the installed versions of the MCP SDK, sse-starlette and uvicorn to the ones the touches were
+checked against; the others check each private name and its shape, live where they can. A failure names the
+touch to re-check; after re-checking it, update `CHECKED_AGAINST` in server/sdk_compat.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from importlib.metadata import version
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+from server import sdk_compat
+from server.sdk_compat import CHECKED_AGAINST
+
+
+def recheck(touch: str, what: str) -> str:
+    return f"re-check server/sdk_compat.py:{touch}: {what}"
+
+
+@pytest.mark.parametrize("distribution", sorted(CHECKED_AGAINST))
+def test_the_installed_versions_are_the_checked_ones(distribution: str) -> None:
+    installed = version(distribution)
+    assert installed == CHECKED_AGAINST[distribution], (
+        f"{distribution} {installed} is installed, the private touches in server/sdk_compat.py were checked "
+        f"against {CHECKED_AGAINST[distribution]}: re-check every touch of {distribution} there (this file's other "
+        "tests say which still hold), then update CHECKED_AGAINST"
+    )
+
+
+def test_lowlevel_of_and_subscriptions_of() -> None:
+    from mcp.server.lowlevel.server import Server
+
+    server = MCPServer("compat")
+    assert isinstance(sdk_compat.lowlevel_of(server), Server), recheck("lowlevel_of", "MCPServer._lowlevel_server")
+    low = sdk_compat.lowlevel_of(server)
+    for method in ("run", "add_request_handler", "create_initialization_options"):
+        assert callable(getattr(low, method, None)), recheck("lowlevel_of", f"Server.{method}")
+    bus = sdk_compat.subscriptions_of(server)
+    assert callable(getattr(bus, "publish", None)), recheck("subscriptions_of", "MCPServer._subscriptions.publish")
+
+
+@pytest.mark.anyio
+async def test_connection_of_a_request_session() -> None:
+    """Live: the connection behind a handshake-era request's session, accepted past the handshake gate, one per
+    connection, able to send `tools/list_changed`."""
+    seen: list[Any] = []
+
+    async def capture(ctx: Any, call_next: Any) -> Any:
+        if ctx.method == "tools/list":
+            seen.append(sdk_compat.connection_of(ctx.session))
+        return await call_next(ctx)
+
+    server = MCPServer("compat", middleware=[capture])
+    async with Client(server, mode="legacy") as client:
+        await client.list_tools()
+        await client.list_tools()
+    touch = "connection_of"
+    assert len(seen) == 2 and seen[0] is not None, recheck(touch, "ServerSession._connection")
+    assert seen[0] is seen[1], recheck(touch, "one connection per client session")
+    assert seen[0].initialize_accepted is True, recheck(touch, "Connection.initialize_accepted")
+    assert callable(getattr(seen[0], "send_tool_list_changed", None)), recheck(
+        touch, "Connection.send_tool_list_changed"
+    )
+    assert sdk_compat.connection_of(object()) is None
+
+
+def test_advertise_tools_changed() -> None:
+    from mcp.server.lowlevel.server import NotificationOptions, Server
+
+    parameters = list(inspect.signature(Server.create_initialization_options).parameters)
+    assert parameters[:2] == ["self", "notification_options"], recheck(
+        "advertise_tools_changed", "Server.create_initialization_options(notification_options, ...)"
+    )
+    assert "tools_changed" in inspect.signature(NotificationOptions).parameters
+    server = MCPServer("compat")
+    sdk_compat.advertise_tools_changed(server)
+    options = sdk_compat.lowlevel_of(server).create_initialization_options()
+    assert options.capabilities.tools is not None and options.capabilities.tools.list_changed is True, recheck(
+        "advertise_tools_changed", "tools.listChanged in the initialization options"
+    )
+    source = inspect.getsource(MCPServer)
+    assert "self._lowlevel_server.create_initialization_options()" in source, recheck(
+        "advertise_tools_changed", "MCPServer's transports call create_initialization_options() without arguments"
+    )
+
+
+def test_drop_sdk_tracing() -> None:
+    server = MCPServer("compat")
+    names = [type(m).__name__ for m in server.middleware]
+    assert "OpenTelemetryMiddleware" in names, recheck("drop_sdk_tracing", "the SDK's middleware class name")
+    sdk_compat.drop_sdk_tracing(server)
+    assert "OpenTelemetryMiddleware" not in [type(m).__name__ for m in server.middleware]
+    assert server.middleware is sdk_compat.lowlevel_of(server).middleware, recheck(
+        "drop_sdk_tracing", "MCPServer.middleware is the low-level server's list"
+    )
+
+
+def test_has_live_session() -> None:
+    server = MCPServer("compat")
+    server.streamable_http_app()
+    manager = server.session_manager
+    assert isinstance(getattr(manager, "_server_instances", None), dict), recheck(
+        "has_live_session", "StreamableHTTPSessionManager._server_instances"
+    )
+    assert not sdk_compat.has_live_session(manager, "no-such-session")
+    source = inspect.getsource(type(manager))
+    assert "self._server_instances[session_id] = " in source and "self._server_instances.pop(" in source, recheck(
+        "has_live_session", "sessions enter and leave _server_instances by id"
+    )
+
+
+def test_install_and_remove_sse_sender() -> None:
+    import sse_starlette
+    from mcp.server import streamable_http
+
+    class Other:
+        pass
+
+    sdk_compat.remove_sse_sender()
+    try:
+        assert streamable_http.EventSourceResponse is sse_starlette.EventSourceResponse
+        source = inspect.getsource(streamable_http)
+        assert "EventSourceResponse(" in source and "data_sender_callable=" in source, recheck(
+            "install_sse_sender", "the SDK builds its SSE responses from the module-level EventSourceResponse"
+        )
+        parameters = inspect.signature(sse_starlette.EventSourceResponse).parameters
+        assert {"content", "status_code", "headers", "data_sender_callable"} <= set(parameters), recheck(
+            "install_sse_sender", "sse-starlette's EventSourceResponse constructor"
+        )
+        assert sdk_compat.install_sse_sender(Other)
+        assert streamable_http.EventSourceResponse is Other
+    finally:
+        sdk_compat.remove_sse_sender()
+    assert streamable_http.EventSourceResponse is sse_starlette.EventSourceResponse
+
+
+def test_leave_signals_alone() -> None:
+    import uvicorn
+
+    source = inspect.getsource(uvicorn.Server.serve)
+    assert "self.capture_signals()" in source, recheck("leave_signals_alone", "uvicorn.Server.serve")
+    server = uvicorn.Server(uvicorn.Config(app=None))  # type: ignore[arg-type]
+    sdk_compat.leave_signals_alone(server)
+    assert isinstance(server.capture_signals(), contextlib.nullcontext)
+
+
+def test_httptools_protocol_on() -> None:
+    pytest.importorskip("httptools", reason="the `fast` extra is not installed")
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    source = inspect.getsource(HttpToolsProtocol.connection_made)
+    assert "self.transport = transport" in source, recheck(
+        "httptools_protocol_on", "HttpToolsProtocol.connection_made keeps the transport it is given"
+    )
+    protocol = sdk_compat.httptools_protocol_on(lambda transport: transport)
+    assert protocol is not None and issubclass(protocol, HttpToolsProtocol)  # served over a real server: test_http_sse

@@ -76,6 +76,10 @@ class Served:
     pid: int  # the server's process
 
 
+def absent(*paths: Path) -> bool:
+    return not any(path.exists() for path in paths)
+
+
 def _pids(marker: str) -> list[int]:
     """Processes on this machine whose command line contains `marker` (the sandbox's included: they are
     in a child PID namespace, visible from here)."""
@@ -171,12 +175,12 @@ async def test_nothing_outside_the_workspace_is_written(site: Site, transport: s
     )
     async with served(site, transport) as server:
         result = await run(server.client, "run_shell", command=command)
-        assert result["stdout"] == "ok\n" and len(result["stderr"].splitlines()) == len(targets), result  # /tmp: private
+        assert result["stdout"] == "ok\n" and len(result["stderr"].splitlines()) == len(targets), result
         result = await run(server.client, "run_python", code=code)
         assert result["exit_code"] == 0 and result["stdout"].count("Error") == len(targets) - 1  # /tmp: private
         written = await run(server.client, "run_shell", command="echo kept > made.txt && cat made.txt")
         assert written["stdout"] == "kept\n"
-    assert site.untouched() and not host_tmp.exists() and not Path("/usr/pwned").exists()
+    assert site.untouched() and absent(host_tmp, Path("/usr/pwned"))
     assert (site.workspace / "made.txt").read_text() == "kept\n"
 
 
@@ -194,7 +198,7 @@ async def test_the_servers_own_port_is_reachable_only_with_workspace_network(sit
         assert server.port is not None
         result = await run(server.client, "run_python", code=dial(server.port))
         assert result["stdout"].startswith("refused"), result
-        result = await run(server.client, "run_shell", command=f"python3 -I -c \"{dial(server.port)}\"")
+        result = await run(server.client, "run_shell", command=f'python3 -I -c "{dial(server.port)}"')
         assert result["stdout"].startswith("refused"), result
     async with served(site, "http", "--workspace-network") as server:
         assert server.port is not None
@@ -256,7 +260,8 @@ async def test_the_servers_secrets_leave_its_environment_at_start(site: Site) ->
     async with served(site, "http") as server:
         assert (await run(server.client, "run_shell", command="true"))["exit_code"] == 0
         try:
-            environ = Path(f"/proc/{server.pid}/environ").read_bytes()
+            with open(f"/proc/{server.pid}/environ", "rb") as file:  # noqa: ASYNC230 - a small /proc file
+                environ = file.read()
         except PermissionError:
             return  # non-dumpable, and this test is not privileged: nobody else can read it either
         assert b"HOME=" in environ  # the environment is there, without the secrets
@@ -280,3 +285,14 @@ async def test_without_bwrap_a_clear_error_unless_unsandboxed(site: Site, tmp_pa
         assert nothing_leaked(seen(result)) and result["stdout"].endswith(f"{site.workspace}\n")
         await eventually(lambda: not _pids(f"sleep {tag}9"), 5)  # the process group is killed with the call
         assert (await run(server.client, "run_python", code="print(6 * 7)"))["stdout"] == "42\n"
+
+
+async def test_a_data_folder_inside_the_workspace_is_hidden_from_commands(site: Site) -> None:
+    inner = site.workspace / ".truloop"
+    inner.mkdir()
+    (inner / "marker.txt").write_text(DATA_MARK)
+    async with served(site, "stdio", "--data-dir", str(inner)) as server:
+        result = await run(server.client, "run_shell", command="ls -a .truloop; cat .truloop/marker.txt; echo x")
+        assert DATA_MARK not in seen(result) and result["stdout"].endswith("x\n")
+        result = await run(server.client, "run_shell", command="echo pwned > .truloop/marker.txt")
+    assert (inner / "marker.txt").read_text() == DATA_MARK  # what was written went to an empty tmpfs

@@ -296,3 +296,21 @@ async def test_a_data_folder_inside_the_workspace_is_hidden_from_commands(site: 
         assert DATA_MARK not in seen(result) and result["stdout"].endswith("x\n")
         result = await run(server.client, "run_shell", command="echo pwned > .truloop/marker.txt")
     assert (inner / "marker.txt").read_text() == DATA_MARK  # what was written went to an empty tmpfs
+
+
+def test_the_guard_wipes_the_start_up_environment_block(site: Site) -> None:
+    """What /proc/<pid>/environ shows is the block the process started with, whatever os.environ says: the
+    guard zeroes the secrets there too (read by the process itself, which non-dumpable still allows)."""
+    import subprocess
+    import sys
+
+    program = (
+        "import os; from server.secrets_guard import guard_secrets; guard_secrets(); "
+        "block = open('/proc/self/environ', 'rb').read(); "
+        "print(sorted(set(os.environ) & {'TRULOOP_JWT_SECRET', 'NOTION_TOKEN', 'SUPERMEMORY_API_KEY'}), "
+        f"[secret for secret in {SECRETS!r} if secret.encode() in block], b'KEPT=visible' in block)"
+    )
+    env = server_env(site, KEPT="visible")
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[] [] True\n"

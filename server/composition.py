@@ -16,6 +16,7 @@ import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from server.settings import Settings
@@ -125,8 +126,23 @@ class Deployment:
         if settings.workspace is None or not (settings.transport == "stdio" or settings.workspace_http):
             return None
         from toolsets.extensions.workspace import workspace_toolset
+        from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig
 
-        return workspace_toolset(settings.workspace, strict=settings.workspace_strict)
+        audit = settings.audit_target
+        sandbox = Sandbox(
+            SandboxConfig(
+                settings.workspace,
+                network=settings.workspace_network,
+                unsandboxed=settings.workspace_unsandboxed,
+                hidden=(settings.data_dir, *((audit.parent, audit) if isinstance(audit, Path) else ())),
+            )
+        )
+        return workspace_toolset(
+            settings.workspace,
+            strict=settings.workspace_strict,
+            sandbox=sandbox,
+            allowed_programs=settings.workspace_allow,
+        )
 
     @cached_property
     def extensions(self) -> Extensions:

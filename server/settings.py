@@ -227,8 +227,8 @@ class Settings(BaseSettings):
     workspace: Annotated[
         Path | None,
         Source(
-            "publish `list_files`, `read_file`, `write_file` and `run_shell`, confined to this folder (stdio only, "
-            "unless `--workspace-http`; see *Workspace tools*)",
+            "publish `list_files`, `read_file`, `write_file`, `run_shell` and `run_python`, confined to this folder "
+            "(stdio only, unless `--workspace-http`; see *Workspace tools*)",
             flag="--workspace",
             env="TRULOOP_WORKSPACE",
             metavar="DIR",
@@ -237,12 +237,42 @@ class Settings(BaseSettings):
     workspace_strict: Annotated[
         bool,
         Source(
-            "workspace paths and `run_shell` commands without `..`, absolute paths or shell metacharacters",
+            "workspace paths and `run_shell` commands without `..`, absolute paths or shell metacharacters, and "
+            "commands only of the programs on `--workspace-allow`",
             flag="--workspace-strict",
         ),
     ] = False
     workspace_http: Annotated[
         bool, Source("also publish the workspace tools over HTTP, to member tokens only", flag="--workspace-http")
+    ] = False
+    workspace_allow: Annotated[
+        tuple[str, ...],
+        Source(
+            "with `--workspace-strict`: a program `run_shell` may run (repeatable, replaces the built-in list; the "
+            "variable is comma-separated); `python3` allows `run_python`. Listing an interpreter, `sed`, `awk`, "
+            "`xargs` or `tar` lets commands run anything inside the sandbox",
+            flag="--workspace-allow",
+            env="TRULOOP_WORKSPACE_ALLOW",
+            metavar="PROGRAM",
+            shown="`ls`, `cat`, `grep`, `find`, `cp`, `mv`, ... (see *Workspace tools*)",
+        ),
+    ] = ()
+    workspace_network: Annotated[
+        bool,
+        Source(
+            "let `run_shell` and `run_python` use the network (the host's, this server's own ports included)",
+            flag="--workspace-network",
+            env="TRULOOP_WORKSPACE_NETWORK",
+        ),
+    ] = False
+    workspace_unsandboxed: Annotated[
+        bool,
+        Source(
+            "UNSAFE: run `run_shell` and `run_python` without the bubblewrap sandbox, as the server's user with "
+            "access to everything it can reach (only a clean environment, the limits and the time limit remain)",
+            flag="--workspace-unsandboxed",
+            env="TRULOOP_WORKSPACE_UNSANDBOXED",
+        ),
     ] = False
     allowed_hosts: Annotated[
         tuple[str, ...],
@@ -395,7 +425,7 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings,)  # only what the caller passes; load_settings() adds the environment
 
-    @field_validator("allowed_hosts", "allowed_origins", "state_keys", mode="before")
+    @field_validator("allowed_hosts", "allowed_origins", "state_keys", "workspace_allow", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -16,7 +16,7 @@ from tests.support import SECRET, answering, child_env, error_of, mcp_client, se
 
 pytestmark = pytest.mark.anyio
 
-WORKSPACE_TOOLS = {"list_files", "read_file", "write_file", "run_shell"}
+WORKSPACE_TOOLS = {"list_files", "read_file", "write_file", "run_shell", "run_python"}
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ async def test_run_shell_runs_in_the_workspace_with_a_clean_environment(
         result = (await client.call_tool("run_shell", {"command": "pwd; ls notes; env"})).structured_content
         assert result is not None and result["exit_code"] == 0 and not result["timed_out"]
         lines = result["stdout"].splitlines()
-        assert lines[0] == str(room) and lines[1] == "todo.md"
+        assert lines[0] == "/workspace" and lines[1] == "todo.md"  # the sandbox mounts the folder at /workspace
         assert SECRET not in result["stdout"] and "TRULOOP" not in result["stdout"]
         failing = (await client.call_tool("run_shell", {"command": "ls nope"})).structured_content
         assert failing is not None and failing["exit_code"] != 0 and "nope" in failing["stderr"]
@@ -180,11 +180,14 @@ async def test_write_file_and_run_shell_are_destructive_and_confirmed(room: Path
     async with Client(server, mode="legacy", elicitation_callback=answering("decline")) as client:
         hints = {tool.name: tool.annotations for tool in (await client.list_tools()).tools}
         assert hints["write_file"].destructive_hint and hints["run_shell"].destructive_hint  # type: ignore[union-attr]
+        assert hints["run_python"].destructive_hint  # type: ignore[union-attr]
         assert hints["read_file"].read_only_hint and hints["list_files"].read_only_hint  # type: ignore[union-attr]
         refused = await client.call_tool("write_file", {"path": "a.txt", "content": "x"})
         assert error_of(refused)["code"] == "cancelled" and not (room / "a.txt").exists()
         shell = await client.call_tool("run_shell", {"command": "touch b.txt"})
         assert error_of(shell)["code"] == "cancelled" and not (room / "b.txt").exists()
+        python = await client.call_tool("run_python", {"code": "open('c.txt', 'w').write('x')"})
+        assert error_of(python)["code"] == "cancelled" and not (room / "c.txt").exists()
 
 
 async def test_published_on_stdio_never_to_guests_or_notification_safe(room: Path) -> None:

@@ -96,6 +96,9 @@ def run(argv: Sequence[str]) -> None:
     flags = vars(_parser().parse_args(argv))
     shape = flags.pop("list_tools")
     settings = settings_or_exit(flags)
+    from server.secrets_guard import guard_secrets
+
+    guard_secrets()  # plugins and workspace commands run here too: the secrets live only in `settings`
     configure_logging(settings.log_level)
     try:
         if shape is not None:

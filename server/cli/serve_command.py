@@ -65,6 +65,9 @@ def run(argv: Sequence[str]) -> None:
 
     before_imports()  # the server's imports are next; see server/fast_start.py
     settings = settings_or_exit(vars(build_parser().parse_args(argv)))
+    from server.secrets_guard import guard_secrets
+
+    guard_secrets()  # the secrets now live only in `settings`, never in what a child or a neighbour can read
     configure_logging(settings.log_level)
     if settings.transport == "stdio":
         from server.greeting import greet_terminal

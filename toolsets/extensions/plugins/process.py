@@ -26,6 +26,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from toolsets.extensions.plugins.context import ProgressSink
 from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginLoadError
 from toolsets.extensions.plugins.source import PluginSource
+from toolsets.infra.child_env import child_environment
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -182,7 +183,11 @@ class ProcessRunner:
 
     async def _launch(self) -> _Worker:
         process = await anyio.open_process(
-            [sys.executable, "-m", "toolsets.extensions.plugins.worker"], stdin=-1, stdout=-1, stderr=None
+            [sys.executable, "-m", "toolsets.extensions.plugins.worker"],
+            stdin=-1,
+            stdout=-1,
+            stderr=None,
+            env=child_environment(),  # a small fixed environment: none of the server's secrets
         )
         worker = self._worker = _Worker(process)
         self.starts += 1

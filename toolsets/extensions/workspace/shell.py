@@ -1,30 +1,28 @@
-"""`run_shell`'s guards and runner: a deny list, `--workspace-strict` rules, a time limit, an output cap.
+"""What `run_shell` and `run_python` may run: the deny list, `--workspace-strict`'s allow-list and rules, the limits.
 
-Strict mode runs the command without a shell (split like a shell would, then executed directly), after
-refusing shell metacharacters, `..`, absolute paths and paths whose real location is outside the
-workspace. Either way the command runs in the workspace with a clean environment (a standard PATH,
-HOME = the workspace), so nothing of the server's environment (its secrets) reaches it.
+The sandbox (sandbox.py) is the boundary; these checks come first and refuse what is plainly unwanted. Strict
+mode adds an allow-list of programs: the first word of the command (and of every part of a pipeline or a
+`;`/`&&`/`||` list) must be on it, so no interpreter (sh, python, ...) runs unless the operator lists it;
+options of listed programs that run other programs (`find -exec`, `sort --compress-program`) are refused,
+and so are shell metacharacters, `..`, absolute paths and arguments that lead outside through a symlink.
+A strict command runs without a shell.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
-import signal
-from dataclasses import dataclass
+from collections.abc import Collection
 from pathlib import Path
 
-import anyio
-from anyio.abc import ByteReceiveStream
-
 from toolsets.extensions.workspace.paths import WorkspaceRefusal, within
+from toolsets.extensions.workspace.sandbox import OUTPUT_CAP as OUTPUT_CAP
+from toolsets.extensions.workspace.sandbox import RunResult, Sandbox
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 120.0
-OUTPUT_CAP = 64 * 1024  # bytes kept of stdout and of stderr each
-PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+MAX_CODE_BYTES = 100_000  # run_python's source, passed as one argument (the kernel's limit is 128 KiB)
 
 # The seed's deny list (`rm -rf`, `sudo`, `shutdown`, ...), matched as words anywhere in the command.
 DENIED_WORDS = (
@@ -32,24 +30,33 @@ DENIED_WORDS = (
     "mkfs", "fdisk", "sfdisk", "parted", "wipefs", "dd", "shred", "mount", "umount", "chpasswd",
     "useradd", "userdel", "usermod", "visudo", "crontab", "iptables", "nft", "killall", "pkill",
 )  # fmt: skip
+# Strict mode's default allow-list: programs that read, compare and write files and run nothing else.
+# Left out on purpose, because each can run another program: sh/bash/python/perl/..., sed (`e`), awk
+# (`system()`), xargs, env, nice, timeout, nohup, tar (`--to-command`), split (`--filter`), git (hooks,
+# aliases), vi/less (shell escapes), make.
+DEFAULT_ALLOWED_PROGRAMS = (
+    "ls", "cat", "head", "tail", "grep", "egrep", "fgrep", "wc", "sort", "uniq", "cut", "tr", "paste", "join",
+    "comm", "nl", "fold", "tac", "rev", "expand", "unexpand", "find", "mkdir", "rmdir", "cp", "mv", "rm", "touch",
+    "echo", "printf", "diff", "cmp", "stat", "du", "file", "basename", "dirname", "realpath", "readlink", "pwd",
+    "date", "true", "false", "seq", "md5sum", "sha1sum", "sha256sum", "sha512sum", "base64", "od",
+)  # fmt: skip
+# Options of allowed programs that run another program (or write where the arguments do not say).
+RUNNING_OPTIONS = {
+    "find": ("-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
+    "sort": ("--compress-program",),
+}
 _DENIED = re.compile(r"(?<![\w.-])(" + "|".join(DENIED_WORDS) + r")(?:\.\w+)?(?![\w-])")
 _FORK_BOMB = re.compile(r":\s*\(\s*\)\s*\{")
 _DEVICE_WRITE = re.compile(r">\s*/dev/(?!null\b|stdout\b|stderr\b)")
 _DOT_DOT = re.compile(r"(^|[/=:,])\.\.($|[/:,])")  # also inside an option: --out=../x
-_ABSOLUTE = re.compile(r"(^|[=:,])/")
+_ABSOLUTE = re.compile(r"(^|[=:,]|^-\w+)/")  # also glued to a short option: -C/ or -t/tmp
+_SEPARATORS = re.compile(r"\|\||&&|\$\(|[|;&\n()`]")
 STRICT_METACHARACTERS = frozenset(";&|<>()$`\\\"'*?[]{}!~#\n\r\t")
 
 
-@dataclass(frozen=True, slots=True)
-class ShellResult:
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool
-    truncated: bool
-
-
-def refusal(command: str, root: Path, *, strict: bool) -> str | None:
+def refusal(
+    command: str, root: Path, *, strict: bool, allowed: Collection[str] = DEFAULT_ALLOWED_PROGRAMS
+) -> str | None:
     """Why `command` may not run, or None."""
     if not command.strip():
         return "The command is empty."
@@ -63,7 +70,34 @@ def refusal(command: str, root: Path, *, strict: bool) -> str | None:
     if _FORK_BOMB.search(command) or _DEVICE_WRITE.search(command):
         return "run_shell refuses this command (a fork bomb or a write to a device)."
     if strict:
-        return _strict_refusal(command, root)
+        return _unlisted(command, allowed) or _strict_refusal(command, root)
+    return None
+
+
+def python_refusal(*, strict: bool, allowed: Collection[str]) -> str | None:
+    """Why `run_python` may not run, or None: strict mode runs it only when the operator listed python3."""
+    if strict and "python3" not in allowed:
+        return (
+            "The server's strict workspace mode runs only the programs on its allow-list, and python3 is not on "
+            "it (the operator can add it with --workspace-allow python3)."
+        )
+    return None
+
+
+def _unlisted(command: str, allowed: Collection[str]) -> str | None:
+    for part in _SEPARATORS.split(command):
+        words = part.split()
+        if not words:
+            continue
+        program = words[0]
+        if program not in allowed:
+            return (
+                f"The server's strict workspace mode runs only the programs on its allow-list, and {program!r} is "
+                f"not on it (allowed: {', '.join(sorted(allowed))})."
+            )
+        for option in RUNNING_OPTIONS.get(program, ()):
+            if any(word == option or word.startswith(option + "=") for word in words[1:]):
+                return f"The server's strict workspace mode refuses '{program} {option}' (it runs another program)."
     return None
 
 
@@ -98,51 +132,32 @@ def _strict_refusal(command: str, root: Path) -> str | None:
     return None
 
 
-async def run(command: str, root: Path, *, strict: bool, timeout_s: float) -> ShellResult:
-    why = refusal(command, root, strict=strict)
+async def run(
+    command: str,
+    sandbox: Sandbox,
+    *,
+    strict: bool,
+    timeout_s: float,
+    allowed: Collection[str] = DEFAULT_ALLOWED_PROGRAMS,
+) -> RunResult:
+    why = refusal(command, sandbox.workspace, strict=strict, allowed=allowed)
     if why is not None:
         raise WorkspaceRefusal(why)
     argv = shlex.split(command) if strict else ["/bin/sh", "-c", command]
-    env = {"PATH": PATH, "HOME": str(root), "PWD": str(root), "LANG": "C.UTF-8", "TERM": "dumb"}
-    try:
-        process = await anyio.open_process(argv, cwd=root, env=env, stdin=-3, start_new_session=True)
-    except FileNotFoundError:
-        raise WorkspaceRefusal(f"No such program: {argv[0]!r}.") from None
-    outputs: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
-    truncated = False
-    timed_out = False
-
-    async def drain(stream: ByteReceiveStream | None, into: bytearray) -> None:
-        nonlocal truncated
-        if stream is None:
-            return
-        async for chunk in stream:
-            room = OUTPUT_CAP - len(into)
-            if room > 0:
-                into += chunk[:room]
-            if len(chunk) > room:
-                truncated = True  # keep reading (and dropping), so the command is not blocked on a full pipe
-
-    async with process:
-        with anyio.move_on_after(timeout_s) as deadline:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(drain, process.stdout, outputs["stdout"])
-                tg.start_soon(drain, process.stderr, outputs["stderr"])
-                await process.wait()
-        if deadline.cancelled_caught:
-            timed_out = True
-            _kill_group(process.pid)
-        with anyio.CancelScope(shield=True):
-            await process.wait()
-    return ShellResult(
-        exit_code=None if timed_out else process.returncode,
-        stdout=outputs["stdout"].decode(errors="replace"),
-        stderr=outputs["stderr"].decode(errors="replace"),
-        timed_out=timed_out,
-        truncated=truncated,
-    )
+    return await sandbox.run(argv, timeout_s=timeout_s)
 
 
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+async def run_python(
+    code: str, sandbox: Sandbox, *, strict: bool, timeout_s: float, allowed: Collection[str] = DEFAULT_ALLOWED_PROGRAMS
+) -> RunResult:
+    why = python_refusal(strict=strict, allowed=allowed)
+    if why is not None:
+        raise WorkspaceRefusal(why)
+    if "\x00" in code:
+        raise WorkspaceRefusal("The code contains a NUL character.")
+    if len(code.encode()) > MAX_CODE_BYTES:
+        raise WorkspaceRefusal(
+            f"The code is longer than {MAX_CODE_BYTES} bytes; write it to a file with write_file and run "
+            "it with run_python('exec(open(\"file.py\").read())')."
+        )
+    return await sandbox.run(["python3", "-I", "-c", code], timeout_s=timeout_s)

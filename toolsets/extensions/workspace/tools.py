@@ -1,14 +1,16 @@
-"""Workspace: list, read and write files in the operator's --workspace folder, and run shell commands there.
+"""Workspace: list, read and write files in the operator's --workspace folder, and run commands there.
 
-`workspace_toolset(root, strict=...)` builds the toolset for one folder (the deployment plugs it into
-the member profile where it is published: stdio, or HTTP with --workspace-http). `write_file` and
-`run_shell` are destructive, so they are confirmed like every destructive tool.
+`workspace_toolset(root, strict=..., sandbox=...)` builds the toolset for one folder (the deployment plugs it
+into the member profile where it is published: stdio, or HTTP with --workspace-http, and passes the sandbox
+its settings describe). `run_shell` and `run_python` run inside that sandbox. `write_file`, `run_shell` and
+`run_python` are destructive, so they are confirmed like every destructive tool.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Literal
 
@@ -20,9 +22,10 @@ from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.toolset import Toolset
 from toolsets.extensions.workspace import shell
 from toolsets.extensions.workspace.paths import Workspace
+from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig
 
 WORKSPACE_TOOLSET = "workspace"
-WORKSPACE_TOOLS = frozenset({"list_files", "read_file", "write_file", "run_shell"})
+WORKSPACE_TOOLS = frozenset({"list_files", "read_file", "write_file", "run_shell", "run_python"})
 MAX_ENTRIES = 1000
 DEFAULT_READ_BYTES = 200_000
 MAX_READ_BYTES = 1024 * 1024
@@ -62,8 +65,18 @@ class ShellOutput(BaseModel):
     truncated: bool = Field(description="True when output beyond the cap was dropped")
 
 
-def workspace_toolset(root: Path, *, strict: bool = False) -> Toolset:
+def workspace_toolset(
+    root: Path,
+    *,
+    strict: bool = False,
+    sandbox: Sandbox | None = None,
+    allowed_programs: Collection[str] = (),
+) -> Toolset:
+    """The toolset for the folder `root`. `sandbox` runs the commands (by default a bubblewrap sandbox without
+    network); `allowed_programs` is strict mode's allow-list (empty: the built-in one)."""
     workspace = Workspace(root, strict=strict)
+    runner = sandbox if sandbox is not None else Sandbox(SandboxConfig(workspace.root))
+    allowed = frozenset(allowed_programs or shell.DEFAULT_ALLOWED_PROGRAMS)
     toolset = Toolset(WORKSPACE_TOOLSET)
 
     @toolset.tool(hints=READ_ONLY)
@@ -106,24 +119,49 @@ def workspace_toolset(root: Path, *, strict: bool = False) -> Toolset:
 
     @toolset.tool(hints=ToolHints(destructive=True, open_world=True))
     async def run_shell(
-        command: Annotated[str, Field(description="One shell command, run in the workspace folder, e.g. 'ls -la'")],
+        command: Annotated[
+            str, Field(description="One shell command, run in the workspace folder (/workspace), e.g. 'ls -la'")
+        ],
         timeout_s: Annotated[
             float,
             Field(gt=0, le=shell.MAX_TIMEOUT_S, description="Seconds before the command is killed (at most 120)"),
         ] = shell.DEFAULT_TIMEOUT_S,
     ) -> ShellOutput:
-        """Run a shell command in the workspace folder and return its exit code and output. Dangerous commands
-        (rm -rf, sudo, shutdown, ...) are refused."""
-        result = await shell.run(command, workspace.root, strict=workspace.strict, timeout_s=timeout_s)
-        return ShellOutput(
-            exit_code=result.exit_code,
-            stdout=result.stdout,
-            stderr=result.stderr,
-            timed_out=result.timed_out,
-            truncated=result.truncated,
-        )
+        """Run a shell command in the workspace folder, inside a sandbox that sees only that folder, and return
+        its exit code and output. Dangerous commands (rm -rf, sudo, shutdown, ...) are refused."""
+        result = await shell.run(command, runner, strict=workspace.strict, timeout_s=timeout_s, allowed=allowed)
+        return _shell_output(result)
+
+    @toolset.tool(hints=ToolHints(destructive=True, open_world=True))
+    async def run_python(
+        code: Annotated[
+            str,
+            Field(
+                description="Python 3 source, run with `python3 -I -c` in the workspace folder (/workspace); "
+                "print what you want back"
+            ),
+        ],
+        timeout_s: Annotated[
+            float,
+            Field(gt=0, le=shell.MAX_TIMEOUT_S, description="Seconds before the program is killed (at most 120)"),
+        ] = shell.DEFAULT_TIMEOUT_S,
+    ) -> ShellOutput:
+        """Run a Python program in the workspace folder, inside a sandbox that sees only that folder, and return
+        its exit code and output (the system's python3 and its standard library)."""
+        result = await shell.run_python(code, runner, strict=workspace.strict, timeout_s=timeout_s, allowed=allowed)
+        return _shell_output(result)
 
     return toolset
+
+
+def _shell_output(result: shell.RunResult) -> ShellOutput:
+    return ShellOutput(
+        exit_code=result.exit_code,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        timed_out=result.timed_out,
+        truncated=result.truncated,
+    )
 
 
 def _kind(mode: int) -> Literal["file", "dir", "symlink", "other"]:

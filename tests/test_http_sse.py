@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -442,22 +443,39 @@ def test_a_raw_response_arrives_whole(server: str, fast_paths: bool) -> None:
         head = "".join(f"{k}: {v}\r\n" for k, v in raw_headers(bearer, session).items())
         return f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
 
+    def response(sock: socket.socket) -> bytes:
+        """One recv with the speed paths; plain, as many as the response takes."""
+        data = sock.recv(65536)
+        while not fast_paths and not complete(data):
+            more = sock.recv(65536)
+            assert more, data
+            data += more
+        return data
+
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(request(rpc(1, "initialize", init), None))
-        opened = sock.recv(65536)
+        opened = response(sock)
         session = next(
             line.split(b":", 1)[1].strip().decode()
             for line in opened.split(b"\r\n")
             if line.lower().startswith(b"mcp-session-id:")
         )
         sock.sendall(request(rpc(None, "notifications/initialized"), session))
-        assert sock.recv(65536).startswith(b"HTTP/1.1 202")
+        assert response(sock).startswith(b"HTTP/1.1 202")
         call = rpc(2, "tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
         sock.sendall(request(call, session))
-        whole = sock.recv(65536)
-        while not fast_paths and not whole.endswith(b"\r\n0\r\n\r\n"):
-            more = sock.recv(65536)
-            assert more, whole
-            whole += more
+        whole = response(sock)
     assert whole.startswith(b"HTTP/1.1 200 OK\r\n") and whole.endswith(b"\r\n0\r\n\r\n"), whole
     assert b'"day_of_week":"Tuesday"' in whole
+
+
+def complete(data: bytes) -> bool:
+    """`data` holds a whole HTTP/1.1 response: its headers, and its chunked or `Content-Length` body."""
+    head, separator, body = data.partition(b"\r\n\r\n")
+    if not separator:
+        return False
+    head = head.lower()
+    if b"transfer-encoding: chunked" in head:
+        return body.endswith(b"0\r\n\r\n")
+    length = re.search(rb"content-length: *(\d+)", head)
+    return length is None or len(body) >= int(length.group(1))

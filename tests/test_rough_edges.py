@@ -63,3 +63,18 @@ async def test_a_gate_says_what_to_call_first_and_that_the_call_will_then_run(tm
         assert error_of(refused)["code"] == "precondition"
         assert "retried shortly" not in text
         assert "Call search_memories, then call save_memory again" in text
+
+
+@pytest.mark.parametrize("prefix", ["", "/assistant"])
+def test_the_agent_routes_answer_under_the_assistant_prefix_too(tmp_path: Path, prefix: str) -> None:
+    import httpx
+
+    from tests.support import device_ready_http_server, token
+
+    with device_ready_http_server(tmp_path / "data") as base:
+        answer = {"jsonrpc": "2.0", "id": "call_unknown", "result": {"confirmed": True}}
+        headers = {"Authorization": f"Bearer {token('alice')}"}
+        posted = httpx.post(f"{base}{prefix}/api/v1/agent/tool-message", json=answer, headers=headers, timeout=10)
+        assert posted.status_code == 404 and posted.json()["jsonrpc"] == "2.0"  # the route's own refusal
+        anonymous = httpx.post(f"{base}{prefix}/api/v1/agent/tool-message", json=answer, timeout=10)
+        assert anonymous.status_code == 401

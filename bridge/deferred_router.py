@@ -148,7 +148,7 @@ class DeferredRouter:
         except CannotAsk:
             return None
         if answer.action == "decline":
-            raise denied(call.tool_name)
+            raise denied(call.tool_name, "in the form their MCP host showed")
         if answer.action == "cancel":
             raise canceled(call.tool_name)
         try:

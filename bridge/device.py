@@ -292,7 +292,8 @@ class DeviceSimulator:
             return
         body = self._replies.get(request_id)
         if body is None:
-            logger.info("request %s %s %s", request_id, message.get("method"), json.dumps(message.get("params", {})))
+            params = json.dumps(message.get("params", {}), ensure_ascii=False)
+            logger.info("request %s %s %s", request_id, message.get("method"), params)
             body = self._replies[request_id] = await self._response_to(message)
         await self._post(client, body)
 

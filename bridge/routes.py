@@ -69,6 +69,9 @@ async def _read_limited(request: Request, limit: int) -> bytes | None:
     return bytes(body)
 
 
+ROUTE_PREFIXES = ("", "/assistant")
+
+
 def shim_routes(
     bridge: DeviceBridge, identify: Identify, device_tools: DeviceTools, *, max_body: int = MAX_BODY_BYTES
 ) -> list[Route]:
@@ -126,9 +129,12 @@ def shim_routes(
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 
+    # The existing apps' client guide posts under /assistant (the gateway path they were built against): the
+    # same routes answer there too.
     return [
-        Route("/api/v1/agent/tool-message", tool_message, methods=["POST"]),
-        Route("/api/v1/agent/rpc-stream", rpc_stream, methods=["GET"]),
+        Route(f"{prefix}/api/v1/agent/{path}", endpoint, methods=[method])
+        for prefix in ROUTE_PREFIXES
+        for path, endpoint, method in (("tool-message", tool_message, "POST"), ("rpc-stream", rpc_stream, "GET"))
     ]
 
 

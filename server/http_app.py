@@ -148,7 +148,7 @@ def build_http_app(settings: Settings) -> Starlette:
         max_device_streams=settings.max_device_streams_per_user,
         session_paths=("/mcp", "/notification-safe/mcp"),
         sse_paths=("/sse",),
-        device_stream_paths=("/api/v1/agent/rpc-stream",),
+        device_stream_paths=("/api/v1/agent/rpc-stream", "/assistant/api/v1/agent/rpc-stream"),
         is_live=is_live,
         default_user=None if settings.auth_enabled else settings.user,
     )

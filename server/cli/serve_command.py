@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="The truloop assistant's toolsets as an MCP server.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from server import __version__
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     add_setting_flags(parser)
     return parser
 
@@ -64,7 +67,9 @@ def run(argv: Sequence[str]) -> None:
     from server.fast_start import before_imports
 
     before_imports()  # the server's imports are next; see server/fast_start.py
-    settings = settings_or_exit(vars(build_parser().parse_args(argv)))
+    flags = vars(build_parser().parse_args(argv))
+    flags.pop("version", None)
+    settings = settings_or_exit(flags)
     from server.secrets_guard import guard_secrets
 
     guard_secrets()  # the secrets now live only in `settings`, never in what a child or a neighbour can read

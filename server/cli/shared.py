@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import typing
 from collections.abc import Collection, Mapping
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from server.settings import Settings
 
 PROG = "truloop-mcp"
+_EMPHASIS = re.compile(r"\*([^*\s][^*]*?)\*")  # *Section name* in help text; a lone `*` (a wildcard) stays
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -29,7 +31,7 @@ CHATTY_LOGGERS = ("sse_starlette", "mcp", "httpx", "httpcore", "uvicorn", "redis
 
 def plain_help(text: str) -> str:
     """Help text for argparse: no markdown marks, `%` escaped."""
-    return text.replace("`", "").replace("*", "").replace("%", "%%")
+    return _EMPHASIS.sub(r"\1", text.replace("`", "")).replace("%", "%%")
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, only: Collection[str] | None = None) -> None:

@@ -44,13 +44,13 @@ def demo_users(you: str) -> list[UserRecord]:
     return [
         UserRecord(id=you, username=you, display_name="Alex Demo", phone="010-1000-0001",
                    email=f"{you}@demo.truloop.app", groups=["truloop-team"]),
-        UserRecord(id="minji", username="minji", display_name="Kim Minji", phone="010-2000-0002",
+        UserRecord(id="minji", username="minji", display_name="김민지", phone="010-2000-0002",
                    email="minji@demo.truloop.app", groups=["truloop-team"]),
-        UserRecord(id="junho", username="junho", display_name="Lee Junho", phone="010-3000-0003",
+        UserRecord(id="junho", username="junho", display_name="이준호", phone="010-3000-0003",
                    email="junho@demo.truloop.app", groups=["truloop-team"]),
-        UserRecord(id="sora", username="sora", display_name="Park Sora", phone="+1 415 555 0104",
+        UserRecord(id="sora", username="sora", display_name="박소라", phone="+1 415 555 0104",
                    email="sora@demo.truloop.app", groups=["design"]),
-        UserRecord(id="guest-hana", username="hana", display_name="Choi Hana (guest)", role="guest",
+        UserRecord(id="guest-hana", username="hana", display_name="최하나", role="guest",
                    email="hana@example.com"),
     ]  # fmt: skip
 
@@ -99,5 +99,7 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
     memories = services.memories
     await memories.save(you, "I prefer Korean food for team dinners, and no meetings before 10 am.", ["preferences"])
     await memories.save(you, "Minji is the calendar admin.", ["people"])
-    logger.warning("demo data seeded: users %s, 2 events, %d docs in %s", you, len(DOCS), docs)
+    names = ", ".join(user.display_name or user.id for user in demo_users(you))
+    logger.warning("demo data seeded: %d users (%s; you are %s), 2 events, %d docs in %s",
+                   len(demo_users(you)), names, you, len(DOCS), docs)  # fmt: skip
     return True

@@ -19,11 +19,20 @@ def _unwrap(value: Any) -> Any:
 
 
 def _real_datetime(value: str) -> str:
+    """A date alone (an all-day event: `2026-03-10`), or a date-time with `T` and a UTC offset."""
+    if len(value) == 10:
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError("must be a date such as 2026-03-10, or a date-time with an offset") from None
+        return value
     try:
         parsed = dt.datetime.fromisoformat(value)
     except ValueError:
         raise ValueError("must be an ISO 8601 date-time such as 2026-03-10T09:00:00+09:00") from None
-    if parsed.tzinfo is None and "T" in value:
+    if value[10:11] not in ("T", "t"):
+        raise ValueError("must separate the date and the time with T, e.g. 2026-03-10T09:00:00+09:00")
+    if parsed.tzinfo is None:
         raise ValueError("must carry a UTC offset, e.g. 2026-03-10T09:00:00+09:00 or ...Z")
     return value
 

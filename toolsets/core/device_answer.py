@@ -33,9 +33,10 @@ class DeviceError:
     data: Any = None
 
 
-def denied(tool: str) -> ToolError:
+def denied(tool: str, where: str = "on their device") -> ToolError:
+    """`where`: how the user was asked ("on their device", "in the form their MCP host showed")."""
     return ToolError(
-        f"The user denied {tool} on their device (PermissionDenied). Do not retry; tell the user what could not be "
+        f"The user denied {tool} {where} (PermissionDenied). Do not retry; tell the user what could not be "
         "done without it.",
         code=ErrorCode.PERMISSION_DENIED,
     )

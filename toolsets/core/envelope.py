@@ -55,6 +55,8 @@ def text_and_structured(outcome: ToolOk | ToolErr | ToolCancelled) -> tuple[str,
         data = outcome.data.model_dump(mode="json")
         return json.dumps(data, ensure_ascii=False, separators=(",", ":")), data
     if isinstance(outcome, ToolErr):
-        text = outcome.reason + (" This may succeed if retried shortly." if outcome.retryable else "")
+        # a precondition's own text says what to call first; retrying the same call before that cannot help
+        retry_later = outcome.retryable and outcome.code is not ErrorCode.PRECONDITION
+        text = outcome.reason + (" This may succeed if retried shortly." if retry_later else "")
         return text, outcome.structured()
     return f"Cancelled: {outcome.reason}", outcome.structured()

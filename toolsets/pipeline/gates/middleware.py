@@ -47,14 +47,20 @@ async def _refusal(gates: GateSet, call: ToolCall) -> ToolErr | None:
     assert conversation is not None
     name = call.tool.name
     if gates.first and name != gates.first and not await conversation.succeeded((gates.first,)):
-        return _precondition(f"Call {gates.first} first: in this conversation it must run before any other tool.")
+        return _precondition(
+            f"Call {gates.first} first: in this conversation it must run before any other tool. Then call {name} "
+            "again with the same arguments, and it will run."
+        )
     for gate in gates.by_tool.get(name, ()):
         value = getattr(call.arguments, gate.argument, None) if isinstance(gate, SameValueGate) else None
         if value is not None:
             if not await conversation.has_seen(gate.after, str(value)):
                 return _precondition(_unseen(name, gate, str(value)))  # type: ignore[arg-type]
         elif not await conversation.succeeded(gate.after):
-            return _precondition(f"{name} needs a successful call of {_one_of(gate.after)} first in this conversation.")
+            return _precondition(
+                f"{name} needs a successful call of {_one_of(gate.after)} first in this conversation. Call "
+                f"{_one_of(gate.after)}, then call {name} again with the same arguments, and it will run."
+            )
     return None
 
 

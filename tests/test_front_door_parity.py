@@ -187,10 +187,12 @@ class ScriptedConfirmer:
 @asynccontextmanager
 async def in_process(deployed: Deployed) -> AsyncIterator[Any]:
     from server.composition import Deployment
-    from server.settings import load_settings
+    from server.settings import Settings
 
     flags = deployed.flags()
-    settings = load_settings(dict(zip((f.lstrip("-").replace("-", "_") for f in flags[::2]), flags[1::2], strict=True)))
+    given = dict(zip((f.lstrip("-").replace("-", "_") for f in flags[::2]), flags[1::2], strict=True))
+    # the subprocess fronts run without the CI's shared services (child_env): so does this one
+    settings = Settings(**given, redis_url=None, database_url=None)
     deployment = Deployment(settings)
     async with deployment.running():
         try:
@@ -226,6 +228,7 @@ async def observe_langgraph(deployed: Deployed) -> Observed:
 
     async with in_process(deployed) as deployment:
         tools = langchain_tools(deployment.front_door, Caller("alice", timezone="Asia/Seoul"), "member")
+        thread = f"parity-{deployed.root.name}"  # one conversation: every call of this front in one graph thread
         turns = 0
 
         async def call(name: str, arguments: dict[str, Any], said: str) -> Outcome:
@@ -238,7 +241,7 @@ async def observe_langgraph(deployed: Deployed) -> Observed:
                 ]
             )
             graph = tool_node_graph(model, tools, checkpointer=InMemorySaver())
-            config = {"configurable": {"thread_id": "one-conversation"}}
+            config = {"configurable": {"thread_id": thread}}
             state = await graph.ainvoke({"messages": [HumanMessage("go")]}, config)
             if "__interrupt__" in state:
                 (pending,) = state["__interrupt__"]

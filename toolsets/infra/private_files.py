@@ -10,6 +10,7 @@ to run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
@@ -56,8 +57,11 @@ def open_private(path: Path, mode: str = "a", **options: Any) -> IO[Any]:
 
 def private_file(path: Path) -> Path:
     """`path` created empty with mode 0600 if it is missing (its folder 0700); an existing file is untouched."""
+    if os.path.lexists(path):  # never opened for writing: a read-only store stays readable
+        return path
     private_dir(Path(path).parent)
-    os.close(private_opener(path, os.O_WRONLY | os.O_CREAT))
+    with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+        os.close(private_opener(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
     return path
 
 

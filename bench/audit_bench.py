@@ -5,6 +5,8 @@
   pipelined     --pipeline calls written at once, --rounds rounds alternating a, b; calls/s (median).
   writer        in-process `AuditLog`: the call path's cost per line (`emit`), and lines/s to disk
                 until flushed (masking and JSON encoding included), for --lines realistic entries.
+  masking       the masker alone, uncached: microseconds per string over a mix of free text (Korean and
+                English, with and without contacts and secrets), ids, dates and versions.
 
 Usage (from any cwd):
     python bench/audit_bench.py [--calls 2000] [--pipeline 1000] [--rounds 5] [--lines 100000]
@@ -98,6 +100,38 @@ def writer_figures(lines: int, data_dir: Path) -> dict[str, float]:
     }
 
 
+MASKING_TEXTS = (
+    "Lunch with Minji (010-1234-5678, minji@example.com) on 2026-03-10 at 12:30",
+    "민지랑 2026-03-10 12:30에 점심, 연락처는 010-1234-5678, 메일 minji@example.com",
+    "Remember that the wifi password: hunter2 and the door code changes on 2026-04-01T09:00:00+09:00",
+    "비밀번호는 qwerty123 이고 카드번호 4111 1111 1111 1111 는 쓰지 말 것",
+    "Team offsite agenda: review Q1 numbers (12,450 users, 3.2% churn), plan the 2026-03-10 launch",
+    "회의록: 다음 주 화요일 오후 3시에 디자인 리뷰, 참석자 5명, 예산 1,200,000원",
+    "evt_3f9a1c2b7d4e4f5a8b6c tc_96a52d921c7740ea 6f1c2c0e-9b8a-4d7e-a1b2-c3d4e5f60718",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 version 1.4.2",
+    "Call +1 (415) 555-2671 or 0044 20 7946 0958 after 10:00-11:30, ask for Alex",
+    "Authorization: Bearer abc.def.ghi and token: 8f7e6d5c4b3a",
+    "주민번호 900101-1234567 는 마스킹, 주문번호 20260310123456 는 그대로",
+    "plain note without anything special in it, just words about the weekend and a hike",
+)
+
+
+def masking_figures(rounds: int) -> dict[str, float]:
+    from toolsets.pipeline.audit.masking import Masker
+
+    masker = Masker(["test-secret-" + "x" * 32])
+    mask = masker._mask  # uncached: what a line whose strings were not seen before costs
+    started = time.perf_counter()
+    for _ in range(rounds):
+        for text in MASKING_TEXTS:
+            mask(text)
+    elapsed = time.perf_counter() - started
+    return {
+        "strings": float(rounds * len(MASKING_TEXTS)),
+        "us_per_string": elapsed / (rounds * len(MASKING_TEXTS)) * 1e6,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000, help="sequential calls per server (default 2000)")
@@ -105,8 +139,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pipeline", type=int, default=1000, help="calls per pipelined round (default 1000)")
     parser.add_argument("--rounds", type=int, default=5, help="pipelined rounds per server (default 5)")
     parser.add_argument("--lines", type=int, default=100_000, help="entries for the writer figure (default 100000)")
+    parser.add_argument("--masking", type=int, default=20_000, help="rounds over the masking corpus (default 20000)")
+    parser.add_argument("--only-masking", action="store_true", help="print the masking figure only")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    masking = masking_figures(args.masking)
+    masking_line = (
+        f"masking: {masking['us_per_string']:.2f} us per string, uncached ({masking['strings']:.0f} strings of "
+        f"{len(MASKING_TEXTS)} kinds)"
+    )
+    if args.only_masking:
+        print(masking_line)
+        return 0
     with tempfile.TemporaryDirectory(prefix="audit-bench-") as scratch:
         stdio = stdio_figures(args, Path(scratch) / "stdio")
         writer = writer_figures(args.lines, Path(scratch))
@@ -126,8 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{writer['lines_per_s_to_disk']:.0f} lines/s to disk (masked, encoded, appended); "
         f"{writer['dropped']:.0f} dropped; {writer['bytes'] / writer['lines']:.0f} bytes/line"
     )
+    print(masking_line)
     if args.json is not None:
-        args.json.write_text(json.dumps({"stdio": stdio, "writer": writer}, indent=2) + "\n")
+        args.json.write_text(json.dumps({"stdio": stdio, "writer": writer, "masking": masking}, indent=2) + "\n")
     return 0
 
 

@@ -12,6 +12,7 @@ import signal
 import socket
 import sys
 import threading
+from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
@@ -24,6 +25,10 @@ HARD_EXIT_SECONDS = 8.0
 
 
 def run(settings: Settings) -> None:
+    from toolsets.infra.private_files import warn_if_loose
+
+    warn_if_loose(settings.data_dir, (settings.audit_target,) if isinstance(settings.audit_target, Path) else ())
+
     if settings.transport == "stdio":
         anyio.run(_serve_stdio, settings)
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.audit_masking_corpus import CORPUS, MaskingCase
 from toolsets.pipeline.audit.masking import MAX_ITEMS, MAX_STRING, Masker, is_secret_key
 
 JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsInJvbGUiOiJtZW1iZXIifQ.c2lnbmF0dXJlX2J5dGVzXzEyMzQ1"
@@ -61,11 +62,33 @@ def test_dates_times_and_plain_text_are_left_alone(text: str) -> None:
     assert Masker().text(text) == text
 
 
+@pytest.mark.parametrize("case", CORPUS, ids=[f"{case.kind}:{case.text[:40]}" for case in CORPUS])
+def test_the_corpus_masks_each_class_and_keeps_what_must_stay_readable(case: MaskingCase) -> None:
+    assert Masker().text(case.text) == case.masked
+    assert Masker().value({"note": case.text}) == {"note": case.masked}  # as an argument's value, too
+
+
+def test_the_corpus_covers_every_class_in_korean_and_english_with_negatives() -> None:
+    kinds = {case.kind for case in CORPUS}
+    assert {"rrn", "card", "secret", "phone", "bearer", "keep"} <= kinds
+    assert len(CORPUS) >= 40 and sum(case.kind == "keep" for case in CORPUS) >= 15
+    korean = {case.kind for case in CORPUS if any("\uac00" <= char <= "\ud7a3" for char in case.text)}
+    assert {"rrn", "card", "secret", "phone", "bearer", "keep"} <= korean
+
+
+def test_a_masked_value_is_masked_once_and_known_secrets_still_win() -> None:
+    secret = "s3cret-value-" + "y" * 20
+    masker = Masker([secret])
+    assert masker.text(f"password: {secret}") == "password: [masked]"
+    assert masker.text("token: 010-1234-5678") == "token: [phone]"  # the phone is called what it is
+    assert masker.text("pw=4111 1111 1111 1111") == "pw=[card]"
+
+
 @pytest.mark.parametrize(
     "key",
     ["password", "Password", "db_passwd", "client_secret", "token", "access_token", "refreshToken", "api_key",
      "apiKey", "X-API-Key", "authorization", "Cookie", "phone", "phone_number", "mobile", "email", "emails",
-     "private_key", "credentials"],
+     "private_key", "credentials", "비밀번호", "카드번호", "card_number", "cvc", "pw", "주민번호"],
 )  # fmt: skip
 def test_keys_naming_secrets_or_contacts_mask_their_whole_value(key: str) -> None:
     assert is_secret_key(key)

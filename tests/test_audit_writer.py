@@ -168,3 +168,40 @@ def test_audit_log_dash_writes_to_stderr_on_stdio(tmp_path: Path) -> None:
     audited = [json.loads(line) for line in err.decode().splitlines() if line.startswith('{"ts"')]
     assert [a["event"] for a in audited] == ["tool_call", "tool_result"] and audited[1]["status"] == "ok"
     assert not (tmp_path / "audit").exists()
+
+
+# Every character that may split a line for some reader (str.splitlines splits on all of these but \x7f),
+# plus the controls JSON leaves raw and a bidirectional override that would disguise a line in a terminal.
+LINE_BREAKERS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00\x1b\x7f\x9f\u202e"
+
+
+def test_line_separators_and_control_characters_are_escaped_so_each_line_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "tool-calls.jsonl"
+    log = AuditLog(path)
+    texts = [f"a{char}b" for char in LINE_BREAKERS] + [LINE_BREAKERS, "민지\u2028에게 010-1234-5678\u2029로"]
+    for n, text in enumerate(texts):
+        log.emit(entry(n, arguments={"content": text, f"key{text}": n}))
+    log.emit(entry(len(texts), arguments={"content": "half a pair \ud800 here"}))  # a lone surrogate
+    assert log.flush() and log.dropped == 0
+    raw = path.read_bytes().decode("utf-8")
+    assert raw.endswith("\n")
+    lines = raw.splitlines()
+    assert len(lines) == len(texts) + 1 == raw.count("\n")
+    assert not any(char in raw for char in LINE_BREAKERS.replace("\n", ""))
+    parsed = [json.loads(line) for line in lines]
+    assert [line["arguments"]["content"] for line in parsed[: len(LINE_BREAKERS)]] == [
+        f"a{char}b" for char in LINE_BREAKERS
+    ]  # the same text once parsed
+    assert parsed[len(LINE_BREAKERS) + 1]["arguments"]["content"] == "민지\u2028에게 [phone]\u2029로"
+    assert parsed[-1]["arguments"]["content"] == "half a pair \ufffd here"
+
+
+def test_rotated_files_are_private_too(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "audit" / "tool-calls.jsonl"
+    log = AuditLog(path, max_bytes=2000, keep=3)
+    for n in range(200):
+        log.emit(entry(n))
+    assert log.flush()
+    assert len(log_files(path)) == 4
+    assert all(file.stat().st_mode & 0o777 == 0o600 for file in log_files(path))
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700  # the missing parents too, not only audit/

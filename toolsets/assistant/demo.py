@@ -6,6 +6,7 @@ import datetime as dt
 import logging
 from zoneinfo import ZoneInfo
 
+from toolsets.infra.private_files import private_dir, write_private
 from toolsets.infra.store.events import NewEvent
 from toolsets.infra.store.users import UserRecord
 from toolsets.services import Services
@@ -91,11 +92,11 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
         [you, "sora"],
     )  # fmt: skip
     docs = services.docs_dir
-    docs.mkdir(parents=True, exist_ok=True)
+    private_dir(docs)
     for name, text in DOCS.items():
         path = docs / name
         if not path.exists():
-            path.write_text(text, encoding="utf-8")
+            write_private(path, text)
     memories = services.memories
     await memories.save(you, "I prefer Korean food for team dinners, and no meetings before 10 am.", ["preferences"])
     await memories.save(you, "Minji is the calendar admin.", ["people"])

@@ -36,6 +36,7 @@ from toolsets.extensions.plugins.plugin_runner import PluginLoadError, PluginRun
 from toolsets.extensions.plugins.source import PluginSource, PluginSourceError
 from toolsets.extensions.plugins.spec import PluginSpec, PluginSpecError, parse_spec
 from toolsets.extensions.plugins.version import PluginVersion
+from toolsets.infra.private_files import private_dir
 
 if TYPE_CHECKING:
     from toolsets.pipeline.canary.router import CanaryRouter
@@ -342,7 +343,7 @@ class PluginCatalog:
             return Path(spec.name)
         folder = self.config.data_dir / spec.name
         if self._create:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dir(folder)
         return folder
 
     async def check(self, path: Path) -> PluginVersion:

@@ -31,6 +31,7 @@ import anyio
 import anyio.to_thread
 
 from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.infra.private_files import private_dir, write_private
 from toolsets.infra.upstream.failures import UpstreamService, clip, status_failure, transport_failure
 from toolsets.infra.upstream.retry_policy import ATTEMPTS, RETRY_SAFE, RetryPolicy, Sleep
 
@@ -326,7 +327,7 @@ def _quote(text: str) -> str:
 
 
 def _write_if_changed(folder: Path, filename: str, page_id: str, content: str) -> bool:
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)
     target = folder / filename
     for older in folder.glob(f"* {page_id}.md"):  # the page was renamed
         if older.name != filename:
@@ -338,7 +339,7 @@ def _write_if_changed(folder: Path, filename: str, page_id: str, content: str) -
     except FileNotFoundError:
         pass
     partial = folder / f".{filename}.partial"  # a dot-file: the knowledge index skips it
-    partial.write_bytes(data)
+    write_private(partial, data)
     os.replace(partial, target)
     return True
 

@@ -1,10 +1,12 @@
-"""Masking what an audit line must not carry: secrets, credentials and personal contacts.
+"""Masking what an audit line must not carry: secrets, credentials and personal data.
 
 Three nets, applied to every string (keys and values) of a call's arguments:
-1. a key that names a secret or a contact (`password`, `api_key`, `authorization`, `phone`, `email`, ...)
-   has its whole value replaced;
-2. values shaped like bearer tokens, JWTs, API keys, email addresses and phone numbers are replaced
-   wherever they appear in free text (a memory, a message), and dates and times are left alone;
+1. a key that names a secret or a contact (`password`, `api_key`, `authorization`, `phone`, `email`, `비밀번호`,
+   ...) has its whole value replaced;
+2. in free text (a memory, a message) values shaped like bearer tokens, JWTs, API keys, email addresses, Korean
+   resident registration numbers, card numbers (Luhn-checked) and phone numbers (Korean and international) are
+   replaced, and so is the value after a word that names a secret (`password: ...`, `pw=...`, `token: ...`,
+   `비밀번호는 ...`); dates, times, ids, hashes, versions and ordinary numbers are left alone;
 3. any value the server knows as a secret (its JWT secret, state keys, upstream keys) is replaced.
 Then long strings are cut, and deep or long structures are bounded, so one call cannot bloat the log.
 """
@@ -12,7 +14,7 @@ Then long strings are cut, and deep or long structures are bounded, so one call 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -22,47 +24,186 @@ MAX_ITEMS = 50  # items of one list or object kept in a line
 MAX_DEPTH = 8
 _SCAN_LIMIT = 64 * 1024  # characters scanned per string: the rest is cut anyway
 
-# A key naming a secret or a personal contact, compared without case or separators (`apiKey`, `api-key`).
+# A key naming a secret or a personal contact, compared without case or separators (`apiKey`, `api-key`,
+# `비밀번호`).
 _SECRET_KEY = re.compile(
     r"pass(word|wd|phrase)|secret|token|apikey|accesskey|privatekey|signingkey|credential|authorization|cookie"
-    r"|^auth$|^pin$|^otp$|phone|mobile|^tel$|telephone|email|^ssn$|rrn|residentnumber"
+    r"|^auth$|^pin$|^otp$|^pwd?$|phone|mobile|^tel$|telephone|email|^ssn$|rrn|residentnumber"
+    r"|cardnumber|creditcard|^cardno$|^cvc$|^cvv$"
+    r"|비밀번호|비번|암호|패스워드|주민|카드번호|전화|휴대폰|핸드폰|연락처|이메일"
 )
 
-# Order matters: whole tokens before the shorter shapes that could match inside them.
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # "Bearer <token>", not "the bearer of": a token has a digit somewhere
-    ("bearer", re.compile(r"(?i)\bbearer\s+(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")),
-    (
-        "api_key",
-        re.compile(
-            r"\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic, Stripe-style
-            r"|AIza[0-9A-Za-z_-]{30,}"  # Google
-            r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
-            r"|xox[abprs]-[A-Za-z0-9-]{10,}"  # Slack
-            r"|AKIA[0-9A-Z]{16}"  # AWS access key id
-            r"|(?:secret_|ntn_)[A-Za-z0-9]{30,}"  # Notion
-            r"|(?:pk|rk|sk)_(?:live|test)_[A-Za-z0-9]{16,})"  # Stripe
-        ),
-    ),
-    ("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")),
-    # Korean numbers: mobile 010-1234-5678 / 01012345678 / +82 10 1234 5678, landline 02-123-4567, 031-...;
-    # never preceded or followed by a digit or a dash, so 2026-03-10 and 2026-03-10T09:00:00+09:00 stay.
-    (
-        "phone",
-        re.compile(
-            r"(?<![0-9A-Za-z_+-])(?:\+82[ .-]?\(?0?\)?[ .-]?|\(?0)"  # +82 (0)10 or 010
-            r"(?:1[016789]|2|[3-6][1-5]|70|50[2-8])\)?[ .-]?\d{3,4}[ .-]?\d{4}"  # mobile, Seoul, regions, VoIP
-            r"(?![0-9A-Za-z_-])"
-        ),
-    ),
-    # Any other international number in E.164 style (+1 415 555 0100, +447911123456).
-    ("phone", re.compile(r"(?<![0-9A-Za-z_+])\+[1-9]\d{0,2}(?:[ .-]?\d{2,5}){2,4}(?![0-9A-Za-z_-])")),
+# Numbers and tokens are bounded by ASCII only: Korean text often touches a number (`010-1234-5678입니다`).
+_START = r"(?<![0-9A-Za-z_.+-])"
+_END = r"(?![0-9A-Za-z_]|-\d)"
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if index % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def _card_network(digits: str) -> bool:
+    """Whether a card network issues numbers starting so: Visa 4, Mastercard 51-55 and 2221-2720, Amex 34/37,
+    Diners 300-305/36/38, JCB 35, Discover, UnionPay and Maestro 5x/6x, Korean domestic cards 9. An order
+    number or a timestamp (`2026...`, `1...`) is none of them."""
+    first = digits[0]
+    if first in "4569":
+        return True
+    if first == "3":
+        return digits[1] in "4578" or "300" <= digits[:3] <= "305"
+    return first == "2" and "2221" <= digits[:4] <= "2720"
+
+
+def _card(match: re.Match[str]) -> str:
+    """A card number when its digits have a network's prefix and pass the Luhn check; a trailing group of 3 (a
+    19-digit card) may be something else (`4111 1111 1111 1111 123`): then the 16 digits before it are tried."""
+    text = match.group()
+    digits = re.sub(r"\D", "", text)
+    if not _card_network(digits):
+        return text
+    if _luhn(digits):
+        return "[card]"
+    if match.group("fifth") and _luhn(digits[:-3]):
+        return "[card]" + match.group("fifth")
+    return text
+
+
+def _international(match: re.Match[str]) -> str:
+    """An international number has 8 to 15 digits after its prefix (`+` or `00`), as E.164 allows."""
+    text = match.group()
+    digits = sum(char.isdigit() for char in text) - (2 if text.startswith("00") else 0)
+    return "[phone]" if 8 <= digits <= 15 else text
+
+
+# A word naming a secret, in free text: the word stays, the value after it is masked. After `:` or `=` (or
+# English `is`/`was`) any value; after a bare space (or a Korean particle) only a value that looks like one:
+# one with a digit after an English word (`password hunter2`, not `password manager`), one starting with an
+# ASCII character after a Korean word (`비밀번호는 qwerty123`, not `비밀번호를 바꿨다`), never a date or a time.
+_ENGLISH_WORD = (
+    r"(?<![A-Za-z0-9])(?i:pass(?:word|wd|phrase)|pwd?|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key"
+    r"|private[_-]?key|auth(?:orization)?|credentials?|pin|otp)(?![A-Za-z0-9])"
+)
+_STRONG_WORD = r"(?<![A-Za-z0-9])(?i:pass(?:word|wd|phrase))(?![A-Za-z0-9])"
+_KOREAN_WORD = r"(?:비밀번호|비번|암호|패스워드|인증번호|보안코드|핀번호)"
+_PARTICLE = r"(?:은|는|이|가|을|를|도)?"
+_NOT_A_DATE = r"(?!\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2})"
+_SECRET_VALUE = re.compile(
+    r"(?=[PpSsTtAaCcOo비암패인보핀])"  # the words' first letters: lets the search skip ahead quickly
+    r"(?P<word>"
+    rf"{_ENGLISH_WORD}[\"']?(?:\s*[:=：]\s*|\s+(?i:is|was)\s+)"
+    rf"|{_STRONG_WORD}\s+{_NOT_A_DATE}(?=\S*\d)"
+    rf"|{_KOREAN_WORD}{_PARTICLE}[\"']?\s*[:=：]\s*"
+    rf"|{_KOREAN_WORD}{_PARTICLE}\s*{_NOT_A_DATE}(?=[!-~])"
+    r")"
+    r"(?!\[[a-z_]+\])"  # masked already (`Authorization: [bearer]`)
+    r"(?:\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'"  # a quoted value, whole
+    r"|(?:(?:Basic|Bearer|Digest|Token)\s+)?\S*[^\s.,;:)\]}\"'])"  # else up to a space, less trailing stops
 )
 
+Replacement = str | Callable[[re.Match[str]], str]
+Gate = Callable[[str, str], object]  # (text, text.lower()) -> whether a stage's patterns can match at all
 
-# Something any pattern above needs (a digit, an @, a key's prefix): text without one is left as it is.
-_HINT = re.compile(r"[0-9@]|eyJ|sk-|AIza|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|secret_|ntn_|_live_|_test_")
+_API_KEY_HINT = re.compile(r"sk-|AIza|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|secret_|ntn_|_live_|_test_")
+_NUMBER_HINT = re.compile(r"\d{3}[ .-]?\d{4}")  # in every number below but the international ones, not in dates
+_INTERNATIONAL_HINT = re.compile(r"\+[1-9]|00[1-9]")
+_WORD_HINT = re.compile(
+    r"pass|pw|pin|otp|secret|token|key|auth|credential|비밀번호|비번|암호|패스워드|인증번호|보안코드|핀번호"
+)
+
+# Stages in order, each with the hint it needs (checked once, so most text skips most patterns). Order matters:
+# whole tokens before the shorter shapes that could match inside them, and the values after secret words
+# last, so a card or a phone number there is still called what it is.
+_STAGES: tuple[tuple[Gate, tuple[tuple[re.Pattern[str], Replacement], ...]], ...] = (
+    # "Bearer <token>", not "the bearer of": a token has a digit, the shape of a JWT, or 20 characters
+    (
+        lambda text, lowered: "bearer" in lowered,
+        (
+            (
+                re.compile(
+                    r"(?i:\bbearer)\s+(?=[A-Za-z0-9._~+/=-]*\d|[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]"
+                    r"|[A-Za-z0-9._~+/=-]{20})[A-Za-z0-9._~+/=-]{5,}"
+                ),
+                "[bearer]",
+            ),
+        ),
+    ),
+    (
+        lambda text, lowered: "eyJ" in text,
+        ((re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"), "[jwt]"),),
+    ),
+    (
+        lambda text, lowered: _API_KEY_HINT.search(text),
+        (
+            (
+                re.compile(
+                    r"\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic, Stripe-style
+                    r"|AIza[0-9A-Za-z_-]{30,}"  # Google
+                    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
+                    r"|xox[abprs]-[A-Za-z0-9-]{10,}"  # Slack
+                    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+                    r"|(?:secret_|ntn_)[A-Za-z0-9]{30,}"  # Notion
+                    r"|(?:pk|rk|sk)_(?:live|test)_[A-Za-z0-9]{16,})"  # Stripe
+                ),
+                "[api_key]",
+            ),
+        ),
+    ),
+    (
+        lambda text, lowered: "@" in text,
+        ((re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"), "[email]"),),
+    ),
+    (
+        lambda text, lowered: _NUMBER_HINT.search(text),
+        (
+            # Korean resident registration number: YYMMDD, then 1-8 (century and sex, or a foreigner's), 6 digits.
+            (
+                re.compile(rf"{_START}\d{{2}}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-?[1-8]\d{{6}}{_END}"),
+                "[rrn]",
+            ),
+            # Card numbers: 13-19 digits, whole or in groups (4-4-4-4[-3], Amex 4-6-5, Diners 4-6-4), a network's
+            # prefix, Luhn-checked.
+            (
+                re.compile(
+                    rf"{_START}[1-9](?:\d{{12,18}}"
+                    r"|\d{3}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,4}(?P<fifth>(?P=sep)\d{3})?"
+                    rf"|\d{{3}}(?P<amex>[ -])\d{{6}}(?P=amex)\d{{4,5}}){_END}"
+                ),
+                _card,
+            ),
+            # Korean numbers: mobile 010-1234-5678 / 01012345678 / +82 10 1234 5678, landline 02-123-4567,
+            # 031-...; never preceded or followed by a digit or a dash, so 2026-03-10 and its times stay.
+            (
+                re.compile(
+                    r"(?<![0-9A-Za-z_+-])(?:\+82[ .-]?\(?0?\)?[ .-]?|\(?0)"  # +82 (0)10 or 010
+                    r"(?:1[016789]|2|[3-6][1-5]|70|50[2-8])\)?[ .-]?\d{3,4}[ .-]?\d{4}"  # mobile, Seoul, regions, VoIP
+                    r"(?![0-9A-Za-z_-])"
+                ),
+                "[phone]",
+            ),
+        ),
+    ),
+    # Any other international number, `+` or `00` then the country code: +1 (415) 555-2671, +447911123456,
+    # 0044 20 7946 0958. Groups after the first need a separator, so nothing here backtracks far.
+    (
+        lambda text, lowered: _INTERNATIONAL_HINT.search(text),
+        (
+            (
+                re.compile(
+                    r"(?<![0-9A-Za-z_+])(?:\+[1-9]\d{0,2}|00[1-9]\d{0,2}(?=[ .-]))(?:[ .-]?\(\d{1,4}\))?"
+                    r"[ .-]?\d{2,12}(?:[ .-]\d{1,5}){0,4}(?![0-9A-Za-z_]|-\d)"
+                ),
+                _international,
+            ),
+        ),
+    ),
+    (lambda text, lowered: _WORD_HINT.search(lowered), ((_SECRET_VALUE, rf"\g<word>{MASKED}"),)),
+)
 _SHORT = 64  # strings up to this long (dates, enums, ids) repeat: their masked form is remembered
 _SHORT_CACHE = 4096
 
@@ -115,9 +256,11 @@ class Masker:
         for secret in self._secrets:
             if secret in scanned:
                 scanned = scanned.replace(secret, MASKED)
-        if _HINT.search(scanned):
-            for kind, pattern in _PATTERNS:
-                scanned = pattern.sub(f"[{kind}]", scanned)
+        lowered = scanned.lower()
+        for gate, patterns in _STAGES:
+            if gate(scanned, lowered):
+                for pattern, replacement in patterns:
+                    scanned = pattern.sub(replacement, scanned)
         if len(scanned) > MAX_STRING or len(text) > _SCAN_LIMIT:
             return f"{scanned[:MAX_STRING]}...[{len(text)} chars]"
         return scanned
@@ -125,4 +268,4 @@ class Masker:
 
 @lru_cache(maxsize=4096)
 def is_secret_key(key: str) -> bool:
-    return bool(_SECRET_KEY.search(re.sub(r"[^a-z0-9]", "", key.lower())))
+    return bool(_SECRET_KEY.search(re.sub(r"[^a-z0-9가-힣]", "", key.lower())))

@@ -16,6 +16,7 @@ import contextlib
 import glob
 import logging
 import os
+import re
 import stat
 import sys
 import threading
@@ -23,12 +24,19 @@ import time
 import weakref
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Literal, Protocol
+from typing import IO, Any, Literal, Protocol
 
+from toolsets.infra.private_files import FILE_MODE, private_dir
 from toolsets.pipeline.audit.masking import Masker
 from toolsets.pipeline.audit.record import Entry, masked_arguments, render
 
 logger = logging.getLogger("truloop.audit")
+
+# Characters JSON lets through raw inside strings that still break or disguise a line for its readers
+# (str.splitlines, JavaScript, editors, terminals): DEL and the C1 controls (NEL, U+0085, among them), the
+# Unicode line and paragraph separators, and the bidirectional overrides. The encoder escapes C0 controls.
+_RAW_BREAKERS = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 QUEUE_SIZE = 10_000
 BATCH = 512  # lines written per write() at most
@@ -196,7 +204,11 @@ class AuditLog:
                 if len(self._masked) > 10_000:  # calls that never finished
                     self._masked.clear()
                 self._masked[key] = (arguments, masked)
-        return render(entry, masked) + "\n"
+        try:
+            line = render(entry, masked)
+        except ValueError:  # a lone surrogate (valid in a JSON request's escapes, not in UTF-8): U+FFFD instead
+            line = render(_without_surrogates(entry), _without_surrogates(masked))
+        return one_line(line) + "\n"
 
     def _write(self, lines: list[str]) -> None:
         if self._stream is not None:
@@ -236,8 +248,8 @@ class AuditLog:
 
     def _open(self) -> None:
         assert self.path is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self._file = os.fdopen(fd, "a", encoding="utf-8", newline="\n")
         info = os.fstat(fd)
         self._size = info.st_size
@@ -270,6 +282,23 @@ class AuditLog:
         self.dropped += count
         self.last_drop = time.monotonic()
         self.last_error = reason
+
+
+def one_line(line: str) -> str:
+    """A JSON line with the characters that could split or disguise it escaped (`\\u2028`): still the same JSON."""
+    if line.isascii() and "\x7f" not in line:
+        return line
+    return _RAW_BREAKERS.sub(lambda match: f"\\u{ord(match.group()):04x}", line)
+
+
+def _without_surrogates(value: object) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(key): _without_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_surrogates(item) for item in value]
+    return value
 
 
 def rotated(path: Path, index: int) -> Path:

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import anyio.to_thread
 
+from toolsets.infra.private_files import open_private, private_dir, write_private
 from toolsets.pipeline.canary.metrics import Sample
 from toolsets.pipeline.canary.policy import MAX_SAMPLES
 from toolsets.pipeline.canary.state import CanaryState
@@ -94,10 +95,10 @@ class LocalCanaryStore:
             self._refresh()  # what another process (the operator's command) wrote meanwhile
             if not self._swap(state, expected):
                 return False
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             data = {tool: s.model_dump(mode="json") for tool, s in sorted(self._states.items())}
             temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(data, ensure_ascii=False, indent=1))
+            write_private(temporary, json.dumps(data, ensure_ascii=False, indent=1))
             temporary.replace(self.path)
             self._seen = _signature(self.path)
             return True
@@ -131,8 +132,7 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
 def _file_lock(path: Path) -> Iterator[None]:
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
+    with open_private(path.with_name(path.name + ".lock"), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

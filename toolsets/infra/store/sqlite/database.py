@@ -19,6 +19,7 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
+from toolsets.infra.private_files import private_file
 from toolsets.infra.store.errors import SchemaTooNew
 
 logger = logging.getLogger("truloop.store")
@@ -37,7 +38,7 @@ class Database:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             if str(self.path) != ":memory:":
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                private_file(self.path)  # 0600 before SQLite opens it: its -wal and -shm take the same mode
             conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")

@@ -17,7 +17,11 @@ from tests.support import error_of, gates_off, server_for
 pytestmark = pytest.mark.usefixtures("store_backend")  # every test on SQLite, then on PostgreSQL
 
 NEXT_YEAR = dt.date.today().year + 1
-EVENT = {"title": "Team dinner", "start": f"{NEXT_YEAR}-03-09T19:00:00+09:00", "end": f"{NEXT_YEAR}-03-09T21:00:00+09:00"}
+EVENT = {
+    "title": "Team dinner",
+    "start": f"{NEXT_YEAR}-03-09T19:00:00+09:00",
+    "end": f"{NEXT_YEAR}-03-09T21:00:00+09:00",
+}
 
 
 def refusal(result: Any) -> tuple[str, str]:

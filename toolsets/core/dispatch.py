@@ -1,8 +1,8 @@
 """The one entry every call takes, from any front (seed 002: `ToolDispatcher.dispatch`).
 
 lookup -> argument validation (no NUL in any text, `text_rule`; then the schema) -> the toolset's
-`call_tool` (the wrappers a profile composed: middleware, confirmation, ... down to the tool) -> envelope. `dispatch` never raises
-(cancellation of the surrounding task still propagates, as it must).
+`call_tool` (the wrappers a profile composed: middleware, confirmation, ... down to the tool) -> envelope.
+`dispatch` never raises (cancellation of the surrounding task still propagates, as it must).
 """
 
 from __future__ import annotations

@@ -84,3 +84,19 @@ async def test_every_search_answers_the_query_table_the_same_on_each_backend(
         }
     wrong = {query: (answers[query], TABLE[query]) for query in TABLE if answers[query] != TABLE[query]}
     assert not wrong, f"{store_backend}: query -> (answered, expected): {wrong}"
+
+
+@pytest.mark.anyio
+async def test_a_document_holding_nul_is_indexed_and_found_on_each_backend(store_backend: str, tmp_path: Path) -> None:
+    """PostgreSQL cannot store NUL in text: a file holding it is indexed (NUL read as U+FFFD, as any byte that is
+    not text) on both backends, not an internal error on one."""
+    data_dir, docs = tmp_path / "data", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "binary-ish.md").write_bytes(b"# Router\n\nThe wifi\x00password is on the router.\x00\n")
+    server = server_for(user="alice", data_dir=data_dir, docs_dir=docs, gates=gates_off(tmp_path))
+    async with Client(server, mode="legacy") as client:
+        result = await client.call_tool("search_knowledge_base", {"query": "wifi password"})
+    assert not result.is_error, result.content
+    body = result.structured_content
+    assert body is not None and [hit["source"] for hit in body["hits"]] == ["binary-ish.md"]
+    assert "\x00" not in body["hits"][0]["snippet"]

@@ -100,3 +100,25 @@ async def test_a_document_holding_nul_is_indexed_and_found_on_each_backend(store
     body = result.structured_content
     assert body is not None and [hit["source"] for hit in body["hits"]] == ["binary-ish.md"]
     assert "\x00" not in body["hits"][0]["snippet"]
+
+
+@pytest.mark.parametrize("text", ["s", "Sora's", "what's", "%s", "S", "ſ", "it's the cat's"])
+def test_the_analyzer_never_makes_an_empty_term(text: str) -> None:
+    from toolsets.infra.text import analyzer
+
+    text_analyzer = analyzer()
+    assert "" not in text_analyzer.terms(text) and "" not in text_analyzer.query_terms(text)
+    assert "  " not in text_analyzer.term_string(text)
+
+
+def test_both_backends_quoting_refuses_an_empty_term() -> None:
+    from toolsets.infra.store.postgres.search import query_terms, tsvector_literal
+    from toolsets.infra.text import match_expression
+
+    with pytest.raises(ValueError, match="empty search term"):
+        query_terms(["sora", ""])
+    with pytest.raises(ValueError, match="empty search term"):
+        query_terms([""], prefix="k1")  # a bare owner key is no term either
+    with pytest.raises(ValueError, match="empty search term"):
+        match_expression(["sora", ""], prefix="k1")
+    assert query_terms(["sora's"]) == ["'sora''s'"] and tsvector_literal([("a  b", "D")]) == "'a':1 'b':2"

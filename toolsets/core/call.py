@@ -21,7 +21,7 @@ from toolsets.core.context import ToolContext
 from toolsets.core.envelope import ToolCancelled, ToolErr, ToolInputRequired, ToolResult
 from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolError
 from toolsets.core.tool import Tool
-from toolsets.infra.store.errors import StoreUnavailable
+from toolsets.infra.store.errors import NotFound, StoreUnavailable
 
 logger = logging.getLogger("truloop.dispatch")
 
@@ -64,6 +64,9 @@ def envelope_of(tool_name: str, exc: Exception) -> ToolResult:
         return ToolErr(exc.code, exc.message, exc.retryable)
     if isinstance(exc, StoreUnavailable):
         return ToolErr(ErrorCode.STORE_UNAVAILABLE, f"The tool {tool_name} could not run: {exc}.", True)
+    if isinstance(exc, NotFound):  # what the tool checked was deleted before it wrote (a race, not a crash)
+        logger.info("tool %r: %s", tool_name, exc)
+        return ToolErr(ErrorCode.NOT_FOUND, f"{exc}.")
     logger.error("tool %r raised an unexpected exception", tool_name, exc_info=exc)
     return ToolErr(
         ErrorCode.HANDLER_ERROR,

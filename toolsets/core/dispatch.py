@@ -1,8 +1,8 @@
 """The one entry every call takes, from any front (seed 002: `ToolDispatcher.dispatch`).
 
-lookup -> argument validation -> the toolset's `call_tool` (the wrappers a profile composed:
-middleware, confirmation, ... down to the tool) -> envelope. `dispatch` never raises
-(cancellation of the surrounding task still propagates, as it must).
+lookup -> argument validation (no NUL in any text, `text_rule`; then the schema) -> the toolset's
+`call_tool` (the wrappers a profile composed: middleware, confirmation, ... down to the tool) -> envelope.
+`dispatch` never raises (cancellation of the surrounding task still propagates, as it must).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from toolsets.core.context import ToolContext
 from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.errors import ErrorCode, ToolInputError
 from toolsets.core.problems import problems
+from toolsets.core.text_rule import NUL_REFUSED, nul_in
 from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
 
@@ -47,6 +48,10 @@ def _validate(tool: Tool, raw_args: Any) -> BaseModel | ToolErr:
     ignored = tool.unknown_keys(raw_args)
     if ignored:
         logger.info("tool %r: ignored unknown argument keys %s", tool.name, ignored)
+    with_nul = nul_in(raw_args, (key for key in raw_args if key not in ignored))
+    if with_nul is not None:
+        logger.info("tool %r rejected arguments: %s holds NUL", tool.name, with_nul)
+        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: {with_nul}: {NUL_REFUSED}.")
     try:
         return tool.parse_arguments(raw_args)
     except ToolInputError as exc:

@@ -1,4 +1,4 @@
-"""What the embedded store raises. The tools translate these into the messages a model reads; the store
+"""What the stores (embedded and shared) raise. The tools translate these into the messages a model reads; the store
 itself knows nothing of tools, so it never raises a tool error."""
 
 from __future__ import annotations
@@ -37,7 +37,18 @@ class DocsFolderMissing(StoreError):  # noqa: N818 - a state, reported by the to
         self.folder = folder
 
 
-class InvitationMissing(StoreError, LookupError):  # noqa: N818 - a state: the invitation was withdrawn
+class NotFound(StoreError, LookupError):  # noqa: N818 - a state: the row is not there (or no longer)
+    """The row an operation changes does not exist, or vanished between a tool's check and its write (another
+    call, on this replica or another, deleted it); nothing was written. A call answers `not_found`."""
+
+
+class EventMissing(NotFound):
+    def __init__(self, event_id: str) -> None:
+        super().__init__(f"Event {event_id!r} no longer exists (it was deleted meanwhile); nothing was changed")
+        self.event_id = event_id
+
+
+class InvitationMissing(NotFound):
     def __init__(self, event_id: str, user_id: str) -> None:
         super().__init__(f"{user_id} is not invited to {event_id}")
         self.event_id = event_id

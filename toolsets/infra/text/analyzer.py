@@ -7,7 +7,8 @@ so the index and the query always agree:
 2. Words are runs of letters and digits; inside a word, runs of one script are handled apart, so a
    Latin word with a Korean particle attached (`KTX와`, `Zoom으로`) is the Latin word plus a particle.
 3. Latin (and other alphabetic) runs lose diacritics and are Porter-stemmed (`meetings` -> `meet`),
-   as SQLite's `porter unicode61 remove_diacritics 2` tokenizer did.
+   as SQLite's `porter unicode61 remove_diacritics 2` tokenizer did. A run the stemmer empties (the
+   `s` of `Sora's`, `what's`, `%s`) is no term: a term is never empty, on any backend.
 4. Korean (Hangul) runs, Han and kana: character bigrams (`회의실` -> `회의` `의실`), after a light
    strip of one trailing particle or ending (`팀장에게` -> `팀장`); a particle right after a Latin word
    or a number is dropped. Alternatives measured by `bench/search_eval.py` (Kiwi morphemes, Kiwi +
@@ -129,7 +130,9 @@ class Analyzer:
         previous = ""
         for script, run in _runs(word):
             if script == "o":
-                out.append(stem(run))
+                stemmed = stem(run)
+                if stemmed:  # Porter turns a lone `s` into nothing; an empty term would match nothing (FTS5)
+                    out.append(stemmed)  # or break the query (PostgreSQL's `''` is not a tsquery)
             elif script == "c":
                 out.extend(bigrams(run))
             elif previous == "o" and run in PARTICLES:
@@ -145,6 +148,8 @@ class Analyzer:
         out: list[str] = []
         for form, tag in KIWI.morphemes(folded):
             form = fold(form)
+            if not form:
+                continue
             if not any(is_hangul(c) for c in form):
                 for word in _WORD.findall(form):
                     out.extend(self._plain(word))

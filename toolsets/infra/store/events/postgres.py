@@ -2,7 +2,9 @@
 
 Safe with many writers on many replicas: an invitation is a primary key (`ON CONFLICT DO NOTHING
 RETURNING` says which were new, so a raced invitation is added once and reported once), and an
-availability update is one conditional `UPDATE`.
+availability update is one conditional `UPDATE`. A write to an event first updates (and so locks) its
+row: an event deleted meanwhile is `EventMissing`, and a delete waits for the write, then takes the
+new invitations with it (none is ever left pointing at a deleted event).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolsets.infra.clock import iso_utc, now_iso
-from toolsets.infra.store.errors import InvitationMissing
+from toolsets.infra.store.errors import EventMissing, InvitationMissing
 from toolsets.infra.store.events.contract import EventChanges, EventRecord, Invitation, NewEvent
 from toolsets.infra.store.events.shared import event_record, invitation, new_row
 from toolsets.infra.store.postgres.database import Conn, PgDatabase, PgMigration
@@ -131,7 +133,9 @@ class PgEventStore:
         columns = {**changes.columns(), "updated_at": now_iso()}
         assignments = ", ".join(f'"{column}" = %s' for column in columns)
         async with self.pg.transaction() as conn:
-            await conn.execute(f"UPDATE events SET {assignments} WHERE id = %s", (*columns.values(), event_id))
+            cursor = await conn.execute(f"UPDATE events SET {assignments} WHERE id = %s", (*columns.values(), event_id))
+            if cursor.rowcount != 1:
+                raise EventMissing(event_id)
             return (await load(conn, [event_id]))[0]
 
     async def invite(self, event_id: str, user_ids: Iterable[str], invited_by: str) -> tuple[list[str], list[str]]:
@@ -139,6 +143,9 @@ class PgEventStore:
         wanted = list(dict.fromkeys(user_ids))
         stamp = now_iso()
         async with self.pg.transaction() as conn:
+            touched = await conn.execute("UPDATE events SET updated_at = %s WHERE id = %s", (stamp, event_id))
+            if touched.rowcount != 1:  # deleted meanwhile; the row lock keeps a delete out until this commits
+                raise EventMissing(event_id)
             rows = await (
                 await conn.execute(
                     "INSERT INTO invitations(event_id, user_id, invited_by, invited_at) "
@@ -147,7 +154,6 @@ class PgEventStore:
                     (event_id, invited_by, stamp, wanted),
                 )
             ).fetchall()
-            await conn.execute("UPDATE events SET updated_at = %s WHERE id = %s", (stamp, event_id))
         added = {row["user_id"] for row in rows}
         return [u for u in wanted if u in added], [u for u in wanted if u not in added]
 

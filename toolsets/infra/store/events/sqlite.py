@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from toolsets.infra.clock import iso_utc, now_iso
-from toolsets.infra.store.errors import InvitationMissing
+from toolsets.infra.store.errors import EventMissing, InvitationMissing
 from toolsets.infra.store.events.contract import EventChanges, EventRecord, NewEvent
 from toolsets.infra.store.events.shared import event_record, invitation, new_row
 from toolsets.infra.store.sqlite.database import Database
@@ -118,8 +118,11 @@ class SqliteEventStore:
         assignments = ", ".join(f"{column} = ?" for column in columns)
 
         def apply(conn: sqlite3.Connection) -> EventRecord:
-            conn.execute(f"UPDATE events SET {assignments} WHERE id = ?", (*columns.values(), event_id))
-            return _load(conn, event_id)  # type: ignore[return-value]
+            cursor = conn.execute(f"UPDATE events SET {assignments} WHERE id = ?", (*columns.values(), event_id))
+            updated = _load(conn, event_id) if cursor.rowcount == 1 else None
+            if updated is None:  # deleted since the tool looked it up
+                raise EventMissing(event_id)
+            return updated
 
         return await self.db.write(apply)
 
@@ -130,6 +133,8 @@ class SqliteEventStore:
         stamp = now_iso()
 
         def apply(conn: sqlite3.Connection) -> tuple[list[str], list[str]]:
+            if conn.execute("UPDATE events SET updated_at = ? WHERE id = ?", (stamp, event_id)).rowcount != 1:
+                raise EventMissing(event_id)  # deleted since the tool looked it up: invite nobody
             existing = {row["user_id"] for row in conn.execute(
                 "SELECT user_id FROM invitations WHERE event_id = ?", (event_id,))}  # fmt: skip
             added = [user_id for user_id in wanted if user_id not in existing]
@@ -137,7 +142,6 @@ class SqliteEventStore:
                 "INSERT INTO invitations(event_id, user_id, invited_by, invited_at) VALUES(?, ?, ?, ?)",
                 [(event_id, user_id, invited_by, stamp) for user_id in added],
             )
-            conn.execute("UPDATE events SET updated_at = ? WHERE id = ?", (stamp, event_id))
             return added, [user_id for user_id in wanted if user_id in existing]
 
         return await self.db.write(apply)

@@ -56,7 +56,8 @@ def prepare_batch(
         if known_digests.get(relative) == digest:
             item.content_changed = False
         else:
-            text = data[:MAX_FILE_BYTES].decode("utf-8-sig", errors="replace")
+            # bytes that are not text, NUL among them (PostgreSQL cannot store it), read as U+FFFD on every backend
+            text = data[:MAX_FILE_BYTES].decode("utf-8-sig", errors="replace").replace("\x00", "\ufffd")
             item.title, item.page_id, item.chunks = parse_document(relative, text)
             item.terms = [chunk_terms(text_analyzer, item.title, chunk.heading, chunk.body) for chunk in item.chunks]
         prepared.append(item)

@@ -14,8 +14,11 @@ from collections.abc import Iterable, Sequence
 MAX_POSITION = 16383  # PostgreSQL's largest tsvector position; later ones are stored as this
 
 
-def _quoted(term: str) -> str:
-    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+def _quoted(term: str, prefix: str = "") -> str:
+    if not term:  # `''` is not a tsquery (a syntax error), and a bare owner key would match nothing by accident
+        raise ValueError("an empty search term")
+    scoped = prefix + term
+    return "'" + scoped.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def tsvector_literal(fields: Sequence[tuple[str, str]], prefix: str = "") -> str:
@@ -27,13 +30,14 @@ def tsvector_literal(fields: Sequence[tuple[str, str]], prefix: str = "") -> str
         label = "" if weight == "D" else weight
         for term in terms.split():
             position = min(position + 1, MAX_POSITION)
-            parts.append(f"{_quoted(prefix + term)}:{position}{label}")
+            parts.append(f"{_quoted(term, prefix)}:{position}{label}")
     return " ".join(parts)
 
 
 def query_terms(terms: Iterable[str], prefix: str = "") -> list[str]:
-    """Each term as a one-term `tsquery` literal (deduplicated, order kept)."""
-    return [_quoted(prefix + term) for term in dict.fromkeys(terms)]
+    """Each term as a one-term `tsquery` literal (deduplicated, order kept). The analyzer makes no empty
+    term; one given anyway raises ValueError rather than reaching PostgreSQL as `''`."""
+    return [_quoted(term, prefix) for term in dict.fromkeys(terms)]
 
 
 def any_of(quoted: Sequence[str]) -> str:

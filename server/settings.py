@@ -395,7 +395,7 @@ class Settings(BaseSettings):
     oauth_issuer: Annotated[
         str | None,
         Source(
-            "an OAuth authorization server (Keycloak, Auth0, Entra ID, Google, ...): hosts sign in there, and its "
+            "an OAuth authorization server (Keycloak, Auth0, Entra ID, ...): hosts sign in there, and its "
             "tokens are verified against its published keys, its `iss` and `aud` (see docs/sign-in.md)",
             flag="--oauth-issuer",
             env="TRULOOP_OAUTH_ISSUER",

@@ -75,11 +75,11 @@ class IssuerKeys:
     async def key_for(self, kid: str | None, algorithm: str) -> Any | None:
         """The public key that verifies a token with this `kid` and `alg`, or None (an unknown key, or one
         that does not fit the algorithm). Raises KeysUnavailableError when no key set can be had."""
-        now = self._clock()
-        if now - self._loaded_at >= self.MAX_AGE:
+        stale = self._clock() - self._loaded_at >= self.MAX_AGE
+        if stale:
             await self._load(since=self._loaded_at, keep_on_failure=bool(self._keys))
         found = self._find(kid)
-        if found is None and self._clock() - self._refetched_at >= self.REFETCH_COOLDOWN:
+        if found is None and not stale and self._clock() - self._refetched_at >= self.REFETCH_COOLDOWN:
             self._refetched_at = self._clock()
             logger.info("unknown signing key %r: fetching %s's key set again", kid, self.issuer)
             await self._load(since=self._loaded_at, keep_on_failure=True)

@@ -230,6 +230,11 @@ async def test_issuer_keys_follow_rfc8414_check_the_issuer_and_refetch_after_the
     assert await keys.key_for(third, "RS256") is not None
     assert seen.count(f"{REALM_PATH}/protocol/openid-connect/certs") == 3
 
+    cold = IssuerKeys(issuer.issuer, clock=lambda: now[0], transport=httpx.MockTransport(answer))
+    before = seen.count(f"{REALM_PATH}/protocol/openid-connect/certs")
+    assert await cold.key_for("made-up", "RS256") is None  # the first load is the only fetch
+    assert seen.count(f"{REALM_PATH}/protocol/openid-connect/certs") == before + 1
+
     # configured with a trailing slash: the metadata found names the issuer without it, so it is not used
     impostor = IssuerKeys(issuer.issuer + "/", transport=httpx.MockTransport(answer))
     verifier = JwtVerifier(audiences=("x",), issuer_keys=impostor)

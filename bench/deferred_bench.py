@@ -56,6 +56,7 @@ from bench_support import process_cpu_seconds  # noqa: E402 (a sibling module of
 from bridge.device import ANSWER_PATH, STREAM_PATH, DeviceSimulator  # noqa: E402
 
 USER = "bench-user"
+AUDIENCE = "truloop-bench"  # the server accepts tokens naming it (TRULOOP_JWT_AUDIENCE)
 HOST = "127.0.0.1"
 CONFIRMED = {"confirmed": True}
 GRANTED = {"status": "granted"}
@@ -156,7 +157,7 @@ def spawn_server(
     """`truloop-mcp --transport http --port 0` on loopback, healthy; yields (base URL, pid), then stops it.
     The port is the one the server reports on stderr (no free port guessed beforehand, so none raced for)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "REDIS_URL"}
-    env.update(TRULOOP_JWT_SECRET=secret, TRULOOP_REDIS_PREFIX=prefix)
+    env.update(TRULOOP_JWT_SECRET=secret, TRULOOP_JWT_AUDIENCE=AUDIENCE, TRULOOP_REDIS_PREFIX=prefix)
     args = ["--transport", "http", "--host", HOST, "--port", "0", "--data-dir", str(data_dir)]
     args += ["--deferred-timeout", f"{deferred_timeout:g}", "--max-sessions-per-user", "1000"]
     if redis_url:
@@ -202,7 +203,7 @@ def server_warnings(log_path: Path) -> dict[str, int]:
 
 
 def bearer(secret: str, ttl: float) -> str:
-    claims = {"sub": USER, "role": "member", "exp": int(time.time() + ttl)}
+    claims = {"sub": USER, "role": "member", "aud": AUDIENCE, "exp": int(time.time() + ttl)}
     return jwt.encode(claims, secret, algorithm="HS256")
 
 

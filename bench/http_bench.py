@@ -363,8 +363,9 @@ def build_targets(args: argparse.Namespace, scratch: Path, before: Path | None) 
     if not args.no_jwt:
         import jwt
 
-        token = jwt.encode({"sub": "bench", "role": "member", "exp": int(time.time()) + 3600}, secret, "HS256")
-        env = (("TRULOOP_JWT_SECRET", secret),)
+        claims = {"sub": "bench", "role": "member", "aud": "truloop-bench", "exp": int(time.time()) + 3600}
+        token = jwt.encode(claims, secret, "HS256")
+        env = (("TRULOOP_JWT_SECRET", secret), ("TRULOOP_JWT_AUDIENCE", "truloop-bench"))
         argv = (*truloop, "--data-dir", str(scratch / "after-jwt"))
         targets.append(Target("after_jwt", "after+jwt", argv, env=env, token=token))
     return targets

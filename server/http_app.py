@@ -1,5 +1,6 @@
 """The HTTP application: streamable HTTP at /mcp, legacy SSE at /sse + /messages/,
-the notification-safe profile at /notification-safe/mcp, and /healthz.
+the notification-safe profile at /notification-safe/mcp, /healthz, and with tokens each surface's
+sign-in metadata (RFC 9728, `/.well-known/oauth-protected-resource/...`).
 
 The SDK's apps, mounted side by side; with `fast_paths` the SDK's transport answers with the lean SSE
 response of `server.speed` (`speed.install_http()`)."""
@@ -9,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 from starlette.applications import Starlette
@@ -22,6 +22,7 @@ from bridge.routes import DeviceCaller, shim_routes
 from server.audit_log import audit_health
 from server.composition import Deployment
 from server.host_guard import HostOriginGuard
+from server.resource_metadata import Resources, metadata_routes, public_base
 from server.sdk_compat import has_live_session
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
@@ -51,26 +52,24 @@ def host_guard(settings: Settings) -> list[Middleware]:
     return [Middleware(HostOriginGuard, allowed_hosts=hosts, allowed_origins=origins)]
 
 
-def build_http_app(settings: Settings) -> Starlette:
-    auth_kwargs: dict[str, Any] = {}
+def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None) -> Starlette:
+    """The app; `address` is where its socket is bound (the real port after `--port 0`), which names the
+    resources in the sign-in metadata unless `--public-url` does."""
+    resources = Resources.at(public_base(settings, address))
     middleware: list[Middleware] = []
-    if settings.jwt_secret is not None:
-        from mcp.server.auth.settings import AuthSettings
-
+    sign_in: list[BaseRoute] = []
+    if settings.auth_enabled:
         from server.http_auth import BearerAuthentication
-        from server.identity import JwtVerifier
+        from server.identity import verifier_for
 
-        verifier = JwtVerifier(settings.jwt_secret, issuer=settings.jwt_issuer)
-        base = f"http://{settings.host}:{settings.port}"
-        auth_kwargs = {
-            "token_verifier": verifier,
-            "auth": AuthSettings(
-                issuer_url=settings.jwt_issuer or base,  # type: ignore[arg-type]
-                resource_server_url=f"{base}/mcp",  # type: ignore[arg-type]
-                validate_token_resource=False,
-            ),
-        }
-        middleware = [Middleware(BearerAuthentication, verifier=verifier)]
+        verifier = verifier_for(settings, resources.urls)
+        middleware = [Middleware(BearerAuthentication, verifier=verifier, resources=resources)]
+        sign_in = list(metadata_routes(resources, settings.oauth_issuer))
+        if settings.public_url is None and not is_loopback(settings.host):
+            logger.warning(
+                "hosts are told to sign in for %s: pass --public-url with the URL they reach this server at",
+                resources.main.url,
+            )
     else:
         logger.warning(
             "TRULOOP_JWT_SECRET is not set: every HTTP caller on %s is served as user %r with no authentication. "
@@ -90,8 +89,9 @@ def build_http_app(settings: Settings) -> Starlette:
         speed.uninstall_http()
     deployment = Deployment(settings)  # both surfaces share it
     bridge, services = deployment.bridge, deployment.services
-    main = deployment.mcp_server("member" if settings.auth_enabled else None, **auth_kwargs)
-    safe = deployment.mcp_server("notification-safe", **auth_kwargs)
+    # the bearer middleware guards the MCP endpoints (its 401 names each surface's metadata), not the SDK's
+    main = deployment.mcp_server("member" if settings.auth_enabled else None)
+    safe = deployment.mcp_server("notification-safe")
     main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
     main_sse = main.sse_app(sse_path="/sse", message_path="/messages/", transport_security=guarded_by_the_app)
     safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
@@ -125,6 +125,7 @@ def build_http_app(settings: Settings) -> Starlette:
     # /mcp first: every route has its own path, so the order only decides how soon the busiest one is found
     routes: list[BaseRoute] = [*main_http.routes]
     routes.append(Route("/healthz", healthz, methods=["GET"]))
+    routes += sign_in
     routes += shim_routes(bridge, identify, deployment.profiles.device_tools)
     routes += main_sse.routes
     routes.append(Mount("/notification-safe", routes=list(safe_http.routes)))

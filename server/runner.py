@@ -142,7 +142,7 @@ async def _serve_http(settings: Settings) -> None:
     from server.uvicorn_server import ReportingServer, parser_name
 
     sock = _bind(settings.host, settings.port)
-    app = build_http_app(settings)
+    app = build_http_app(settings, address=sock.getsockname()[:2])  # the real port, after --port 0
     _started(settings)
     await _seed_demo(settings, app.state.services)
     http: Any = "auto"  # uvicorn's choice: httptools when installed, else h11

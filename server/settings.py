@@ -82,6 +82,27 @@ def _check_secret(name: str, value: str) -> None:
         )
 
 
+def _host_of(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname or ""
+
+
+def _web_url(value: str, example: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"must be an http(s) URL such as {example}")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"must be a plain URL without query, fragment or credentials, such as {example}")
+    return value
+
+
 class Settings(BaseSettings):
     # validate_default stays off: a computed default (the data folder) is checked only when it is used
     model_config = SettingsConfigDict(frozen=True, extra="forbid", validate_default=False)
@@ -376,7 +397,60 @@ class Settings(BaseSettings):
     jwt_secret: Annotated[
         SecretStr | None, Source("HS256 secret (>= 32 bytes) for bearer tokens on HTTP", env="TRULOOP_JWT_SECRET")
     ] = Field(default=None, repr=False)
-    jwt_issuer: Annotated[str | None, Source("when set, tokens must carry this `iss`", env="TRULOOP_JWT_ISSUER")] = None
+    jwt_issuer: Annotated[
+        str | None, Source("when set, HS256 tokens must carry this `iss`", env="TRULOOP_JWT_ISSUER")
+    ] = None
+    jwt_audience: Annotated[
+        tuple[str, ...],
+        Source(
+            "`aud` accepted besides this server's resource URLs (repeatable; the variable is comma-separated); "
+            "every token must name one of them, and `truloop-mcp token` mints the first (see docs/sign-in.md)",
+            flag="--jwt-audience",
+            env="TRULOOP_JWT_AUDIENCE",
+            metavar="AUDIENCE",
+            shown="the resource URL `<public URL>/mcp`",
+        ),
+    ] = ()
+    public_url: Annotated[
+        str | None,
+        Source(
+            "the URL hosts reach this server at behind a proxy (e.g. `https://mcp.example.com`): the sign-in "
+            "metadata, the 401's `resource_metadata` and the tokens' audience are built from it",
+            flag="--public-url",
+            env="TRULOOP_PUBLIC_URL",
+            metavar="URL",
+            shown="`http://HOST:PORT` as bound (the real port after `--port 0`)",
+        ),
+    ] = None
+    oauth_issuer: Annotated[
+        str | None,
+        Source(
+            "an OAuth authorization server (Keycloak, Auth0, Entra ID, ...): hosts sign in there, and its "
+            "tokens are verified against its published keys, its `iss` and `aud` (see docs/sign-in.md)",
+            flag="--oauth-issuer",
+            env="TRULOOP_OAUTH_ISSUER",
+            metavar="URL",
+        ),
+    ] = None
+    oauth_role_claim: Annotated[
+        str,
+        Source(
+            "the issuer's claim holding the role (a string or a list; a dotted path reads nested claims, e.g. "
+            "`realm_access.roles`): `member` in it is a member, anything else a guest",
+            flag="--oauth-role-claim",
+            env="TRULOOP_OAUTH_ROLE_CLAIM",
+            metavar="CLAIM",
+        ),
+    ] = Field(default="role", min_length=1, max_length=200)
+    oauth_groups_claim: Annotated[
+        str,
+        Source(
+            "the issuer's claim holding the user's groups (a dotted path reads nested claims)",
+            flag="--oauth-groups-claim",
+            env="TRULOOP_OAUTH_GROUPS_CLAIM",
+            metavar="CLAIM",
+        ),
+    ] = Field(default="groups", min_length=1, max_length=200)
     state_keys: Annotated[
         tuple[SecretStr, ...],
         Source(
@@ -425,7 +499,7 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings,)  # only what the caller passes; load_settings() adds the environment
 
-    @field_validator("allowed_hosts", "allowed_origins", "state_keys", "workspace_allow", mode="before")
+    @field_validator("allowed_hosts", "allowed_origins", "state_keys", "workspace_allow", "jwt_audience", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -465,6 +539,23 @@ class Settings(BaseSettings):
             return None
         _check_secret("the secret", value.get_secret_value())
         return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return _web_url(value.strip(), "https://mcp.example.com").rstrip("/")
+
+    @field_validator("oauth_issuer")
+    @classmethod
+    def _issuer_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        url = _web_url(value.strip(), "https://keycloak.example.com/realms/truloop")
+        if not url.startswith("https://") and not is_loopback(_host_of(url)):
+            raise ValueError("must be an https:// URL (its keys are fetched from it; plain http only on loopback)")
+        return url  # as given: a token's `iss` must be exactly this
 
     @field_validator("state_keys")
     @classmethod
@@ -560,7 +651,7 @@ class Settings(BaseSettings):
     def _safe_binding(self) -> "Settings":
         if self.transport != "stdio" and not self.auth_enabled and not is_loopback(self.host):
             raise ValueError(
-                f"refusing to serve {self.host} without authentication: set TRULOOP_JWT_SECRET, "
+                f"refusing to serve {self.host} without authentication: set TRULOOP_JWT_SECRET or --oauth-issuer, "
                 "or bind a loopback address such as 127.0.0.1"
             )
         return self
@@ -580,7 +671,7 @@ class Settings(BaseSettings):
 
     @property
     def auth_enabled(self) -> bool:
-        return self.jwt_secret is not None
+        return self.jwt_secret is not None or self.oauth_issuer is not None
 
     @property
     def upstream_keys(self) -> "UpstreamKeys":

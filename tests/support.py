@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from mcp import Client
 
 SECRET = "test-secret-" + "x" * 32
+# The audience the tests' servers accept besides their resource URLs (`--jwt-audience`), and their tokens carry:
+# a test mints tokens before its server has picked a port, so the resource URL is not known yet.
+AUDIENCE = "truloop-tests"
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])  # the two protocol eras a client may speak
 # The speed paths (server/speed/) on, then off: a test that must hold for both answers runs both ways.
 FAST_AND_PLAIN = pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "plain"])
@@ -56,6 +59,8 @@ TRULOOP = str(BIN / "truloop-mcp")
 
 def settings(**overrides: Any) -> Settings:
     values: dict[str, Any] = {"user": "alice", "timezone": "Asia/Seoul", "database_url": STORE_URL}
+    if "jwt_secret" in overrides:
+        values["jwt_audience"] = (AUDIENCE,)
     values.update(overrides)
     return Settings(**values)
 
@@ -109,9 +114,11 @@ def server_with(catalog: Mapping[str, AbstractToolset], policy: ConfirmPolicy = 
 
 
 def token(sub: str = "alice", role: str | None = "member", secret: str = SECRET, **claims: Any) -> str:
-    payload: dict[str, Any] = {"sub": sub, "exp": int(time.time()) + 300, **claims}
+    """An HS256 token the tests' servers accept; a claim given as None is left out (`aud=None`: no audience)."""
+    payload: dict[str, Any] = {"sub": sub, "exp": int(time.time()) + 300, "aud": AUDIENCE, **claims}
     if role is not None:
         payload["role"] = role
+    payload = {name: value for name, value in payload.items() if value is not None}
     return jwt.encode(payload, secret, algorithm="HS256")
 
 
@@ -208,6 +215,8 @@ def child_env(**extra: str) -> dict[str, str]:
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k not in ("DATABASE_URL", "REDIS_URL")
     }
+    if "TRULOOP_JWT_SECRET" in extra:  # the tests' tokens name AUDIENCE (see token())
+        env["TRULOOP_JWT_AUDIENCE"] = AUDIENCE
     env.update(extra)
     return env
 

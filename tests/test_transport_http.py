@@ -15,19 +15,19 @@ import pytest
 from pydantic import SecretStr
 
 from server.identity import JwtVerifier
-from tests.support import FAST_AND_PLAIN, SECRET, http_server_process, paths_env, token
+from tests.support import AUDIENCE, FAST_AND_PLAIN, SECRET, http_server_process, paths_env, token
 
 OTHER_SECRET = "rotated-secret-" + "y" * 32
 
 
 class Counting(JwtVerifier):
     def __init__(self, secret: str) -> None:
-        super().__init__(SecretStr(secret))
+        super().__init__(SecretStr(secret), audiences=(AUDIENCE,))
         self.decoded = 0
 
-    def decode(self, raw: str) -> dict[str, Any] | None:
+    def decode(self, raw: str, *args: Any) -> dict[str, Any]:
         self.decoded += 1
-        return super().decode(raw)
+        return super().decode(raw, *args)
 
 
 @pytest.mark.anyio
@@ -105,4 +105,4 @@ def test_http_runs_on_uvloop_and_httptools_when_installed(tmp_path: Path, fast_p
     if not fast_paths:
         expected = f"HTTP on the asyncio event loop with the {'httptools' if httptools else 'h11'} parser"
     assert expected in text, text
-    assert jwt.decode(bearer, SECRET, algorithms=["HS256"])["sub"] == "alice"
+    assert jwt.decode(bearer, SECRET, algorithms=["HS256"], audience=AUDIENCE)["sub"] == "alice"

@@ -55,6 +55,16 @@ SUBCOMMANDS = (
         (("audit tail|grep", "read the audit log of tool calls, with filters by user, tool, status and time"),),
     ),
     Subcommand(
+        "token",
+        "token_command",
+        (
+            (
+                "token --user ID [--role R] [--groups G] [--ttl 1h]",
+                "mint a bearer token for TRULOOP_JWT_SECRET (prints only the token)",
+            ),
+        ),
+    ),
+    Subcommand(
         "canary",
         "canary_command",
         (("canary status|promote|hold|rollback NAME", "canary rollouts of plugin tools (NAME.canary.py)"),),

@@ -1,0 +1,71 @@
+"""`truloop-mcp token --user ID [--role R] [--groups G] [--ttl 1h]`: mint a bearer token for the configured
+static secret (TRULOOP_JWT_SECRET), for a host's configuration or a device. Prints only the token.
+
+Its audience is the first `--jwt-audience`, else this server's resource URL (`--public-url` or
+`http://--host:--port`, plus `/mcp`): the same settings the server runs with give the token it accepts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from server.cli.shared import PROG, OneLineParser, add_setting_flags, fail, settings_or_exit
+
+AUDIENCE_SETTINGS = ("host", "port", "public_url", "jwt_audience")  # what the token's `aud` is built from
+TTL = re.compile(r"(\d+)\s*([smhd]?)")
+UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_TTL = 366 * 86400
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog=f"{PROG} token",
+        description="Mint an HS256 bearer token signed with TRULOOP_JWT_SECRET; prints only the token.",
+    )
+    parser.add_argument("--user", required=True, metavar="ID", help="the token's subject (sub): the user id")
+    parser.add_argument("--role", choices=("member", "guest"), default="member", help="the role (default: member)")
+    parser.add_argument("--groups", metavar="G", help="comma-separated groups (the groups claim)")
+    parser.add_argument("--ttl", default="1h", metavar="DURATION", help="lifetime: 90s, 30m, 1h, 7d (default: 1h)")
+    add_setting_flags(parser, only=AUDIENCE_SETTINGS)
+    return parser
+
+
+def ttl_seconds(text: str) -> int:
+    found = TTL.fullmatch(text.strip().lower())
+    seconds = int(found.group(1)) * UNIT_SECONDS[found.group(2)] if found else 0
+    if not 0 < seconds <= MAX_TTL:
+        fail(f"--ttl {text!r}: give a duration such as 90s, 30m, 1h or 7d (at most 366d)")
+    return seconds
+
+
+def run(argv: Sequence[str]) -> None:
+    args = _parser().parse_args(list(argv))
+    settings = settings_or_exit({name: getattr(args, name) for name in AUDIENCE_SETTINGS if hasattr(args, name)})
+    if settings.jwt_secret is None:
+        fail("set TRULOOP_JWT_SECRET (the server's secret) to mint a token for it")
+    if not args.user.strip():
+        fail("--user must name a user id")
+    lifetime = ttl_seconds(args.ttl)
+    if settings.jwt_audience:
+        audience = settings.jwt_audience[0]
+    elif settings.public_url is None and settings.port == 0:
+        fail("with --port 0 the server's URL is not known here: pass --public-url or --jwt-audience")
+    else:
+        from server.resource_metadata import Resources, public_base
+
+        audience = Resources.at(public_base(settings)).main.url
+    import jwt
+
+    now = int(time.time())
+    claims: dict[str, Any] = {"sub": args.user.strip(), "role": args.role, "aud": audience, "iat": now}
+    claims["exp"] = now + lifetime
+    if args.groups:
+        claims["groups"] = [group.strip() for group in args.groups.split(",") if group.strip()]
+    if settings.jwt_issuer:
+        claims["iss"] = settings.jwt_issuer
+    sys.stdout.write(jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm="HS256") + "\n")

@@ -28,7 +28,7 @@ BUSY_RESPONSE = (
 )
 
 
-class BadRequest(ValueError):
+class BadRequestError(ValueError):
     """A request this server refuses with 400 and a closed connection; the message says why (logged, not sent)."""
 
 
@@ -98,16 +98,14 @@ def refuse_busy(transport: asyncio.BaseTransport, open_connections: int) -> None
     transport.close()
 
 
-def check_request_head(
-    target: bytes, http_version: str, headers: Iterable[tuple[bytes, bytes]]
-) -> None:
-    """Raise `BadRequest` unless a request head (its names lower-cased or not) is one every HTTP/1.1 parser reads
+def check_request_head(target: bytes, http_version: str, headers: Iterable[tuple[bytes, bytes]]) -> None:
+    """Raise `BadRequestError` unless a request head (its names lower-cased or not) is one every HTTP/1.1 parser reads
     alike (RFC 9112): exactly one `Host` (none is allowed on HTTP/1.0), an origin-form target (`/path`, or `*`;
     this server is no proxy, so an absolute-form `http://host/path` is refused whatever its authority), at most one
     `Content-Length` of digits, and `Transfer-Encoding` only as exactly `chunked`, only on HTTP/1.1, never with
     `Content-Length`."""
     if not (target.startswith(b"/") or target == b"*"):
-        raise BadRequest("the request target is not in origin form (absolute-form is for proxies)")
+        raise BadRequestError("the request target is not in origin form (absolute-form is for proxies)")
     hosts = lengths = codings = 0
     coding = b""
     for name, value in headers:
@@ -118,20 +116,20 @@ def check_request_head(
             lengths += 1
             digits = value.strip(b" \t")
             if not digits.isdigit() or len(digits.lstrip(b"0")) > 18:
-                raise BadRequest("a Content-Length that is not a number below 10**18")
+                raise BadRequestError("a Content-Length that is not a number below 10**18")
         elif name == b"transfer-encoding":
             codings += 1
             coding = value.strip(b" \t").lower()
     if hosts > 1:
-        raise BadRequest("more than one Host header")
+        raise BadRequestError("more than one Host header")
     if hosts == 0 and http_version != "1.0":
-        raise BadRequest("no Host header")
+        raise BadRequestError("no Host header")
     if lengths > 1:
-        raise BadRequest("more than one Content-Length header")
+        raise BadRequestError("more than one Content-Length header")
     if codings:
         if lengths:
-            raise BadRequest("both Content-Length and Transfer-Encoding")
+            raise BadRequestError("both Content-Length and Transfer-Encoding")
         if http_version == "1.0":
-            raise BadRequest("Transfer-Encoding on HTTP/1.0")
+            raise BadRequestError("Transfer-Encoding on HTTP/1.0")
         if codings > 1 or coding != b"chunked":
-            raise BadRequest("a Transfer-Encoding other than chunked")
+            raise BadRequestError("a Transfer-Encoding other than chunked")

@@ -4,7 +4,7 @@ rules, for the h11 stack.
 h11 is lenient where httptools (llhttp) is strict: it reads a head whose lines end in a bare LF, joins obs-folded
 header lines, takes a body framed by both `Content-Length` and `Transfer-Encoding`, and waits for the body of a
 chunk whose size no 64-bit parser can hold. A proxy in front may read any of these differently and see another
-request where h11 sees a body. `RequestFraming` reads the same bytes before h11 does and raises `BadRequest` on
+request where h11 sees a body. `RequestFraming` reads the same bytes before h11 does and raises `BadRequestError` on
 the first of them (the connection is then answered 400 and closed); what it lets through, h11 and llhttp read
 alike. It also tells when a request head starts and ends (for the header timeout).
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from server.connection_guard import BadRequest, check_request_head
+from server.connection_guard import BadRequestError, check_request_head
 
 MAX_HEAD_BYTES = 64 * 1024  # above h11's own limit (uvicorn's default 16 KiB), which refuses first
 MAX_CHUNK_LINE_BYTES = 4096
@@ -30,7 +30,7 @@ HEAD, BODY, CHUNK_SIZE, CHUNK_DATA, CHUNK_END, TRAILER = range(6)
 
 
 class RequestFraming:
-    """Feed it every byte a connection receives, in order (`feed`); it raises `BadRequest` at the first byte that
+    """Feed it every byte a connection receives, in order (`feed`); it raises `BadRequestError` at the first byte that
     is not strict HTTP/1.1 request framing. `on_head_start` runs at the first byte of each request head,
     `on_head_end` once the head is complete and checked."""
 
@@ -70,23 +70,23 @@ class RequestFraming:
     def _check_length(self) -> None:
         if self._state in (HEAD, TRAILER):
             if self._head_bytes + len(self._line) > MAX_HEAD_BYTES:
-                raise BadRequest("a request head or trailer longer than 64 KiB")
+                raise BadRequestError("a request head or trailer longer than 64 KiB")
         elif len(self._line) > MAX_CHUNK_LINE_BYTES:
-            raise BadRequest("a chunk-size line longer than 4 KiB")
+            raise BadRequestError("a chunk-size line longer than 4 KiB")
 
     def _line_read(self, line: bytes) -> None:
         if not line.endswith(b"\r\n"):
-            raise BadRequest("a line that ends in a bare LF")
+            raise BadRequestError("a line that ends in a bare LF")
         text = line[:-2]
         if b"\r" in text:
-            raise BadRequest("a bare CR")
+            raise BadRequestError("a bare CR")
         if self._state == HEAD:
             self._head_line(text, len(line))
         elif self._state == CHUNK_SIZE:
             self._chunk_size(text)
         elif self._state == CHUNK_END:
             if text:
-                raise BadRequest("chunk data not followed by CRLF")
+                raise BadRequestError("chunk data not followed by CRLF")
             self._state = CHUNK_SIZE
         elif text:  # TRAILER
             self._field_line(text)
@@ -103,12 +103,12 @@ class RequestFraming:
             self._head_bytes += size
             return
         if not self._head:
-            raise BadRequest("an empty line where the request line belongs")
+            raise BadRequestError("an empty line where the request line belongs")
         request_line, *fields = self._head
         self._head, self._head_bytes = [], 0
         parts = request_line.split(b" ")
         if len(parts) != 3 or parts[2] not in VERSIONS:
-            raise BadRequest("a malformed request line")
+            raise BadRequestError("a malformed request line")
         headers = [(name.lower(), value.strip(b" \t")) for name, _, value in (f.partition(b":") for f in fields)]
         check_request_head(parts[1], VERSIONS[parts[2]], headers)
         self._state = HEAD
@@ -121,20 +121,20 @@ class RequestFraming:
 
     def _field_line(self, text: bytes) -> None:
         if text[:1] in (b" ", b"\t"):
-            raise BadRequest("an obs-folded header line")
+            raise BadRequestError("an obs-folded header line")
         name, colon, value = text.partition(b":")
         if not colon or not TOKEN.fullmatch(name):
-            raise BadRequest("a malformed header line")
+            raise BadRequestError("a malformed header line")
         if CONTROL_IN_VALUE.search(value):
-            raise BadRequest("a control character in a header value")
+            raise BadRequestError("a control character in a header value")
 
     def _chunk_size(self, text: bytes) -> None:
         match = CHUNK_SIZE_LINE.fullmatch(text)
         if match is None:
-            raise BadRequest("a malformed chunk-size line")
+            raise BadRequestError("a malformed chunk-size line")
         digits = match[1].lstrip(b"0")
         if len(digits) > 16 or int(digits or b"0", 16) > MAX_CHUNK_SIZE:
-            raise BadRequest("a chunk size that overflows 63 bits")
+            raise BadRequestError("a chunk size that overflows 63 bits")
         size = int(digits or b"0", 16)
         if size:
             self._state, self._remaining = CHUNK_DATA, size

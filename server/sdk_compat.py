@@ -134,7 +134,7 @@ def httptools_protocol_on(
     except ImportError:
         return None
     from server.connection_guard import (
-        BadRequest,
+        BadRequestError,
         ConnectionLimits,
         HeaderTimer,
         check_request_head,
@@ -166,7 +166,7 @@ def httptools_protocol_on(
             self.header_timer.stop()
             try:
                 check_request_head(self.url, self.parser.get_http_version(), self.headers)
-            except BadRequest as exc:
+            except BadRequestError as exc:
                 logger.info("refused a request: %s", exc)
                 raise  # out of feed_data as HttpParserCallbackError: uvicorn answers 400 and closes
             super().on_headers_complete()
@@ -186,7 +186,7 @@ def h11_protocol_with(limits: ConnectionLimits | None = None) -> type[asyncio.Pr
 
     from server.connection_guard import (
         INVALID,
-        BadRequest,
+        BadRequestError,
         ConnectionLimits,
         HeaderTimer,
         logger,
@@ -214,7 +214,7 @@ def h11_protocol_with(limits: ConnectionLimits | None = None) -> type[asyncio.Pr
         def data_received(self, data: bytes) -> None:
             try:
                 self.framing.feed(data)
-            except BadRequest as exc:
+            except BadRequestError as exc:
                 logger.info("refused a request: %s", exc)
                 self.header_timer.stop()
                 if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):

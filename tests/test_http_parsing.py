@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from server.connection_guard import BadRequest, ConnectionLimits, default_max_connections
+from server.connection_guard import BadRequestError, ConnectionLimits, default_max_connections
 from server.http_framing import RequestFraming
 from tests.support import http_server_process, paths_env
 
@@ -96,7 +96,10 @@ def host(port: int) -> bytes:
 MALFORMED = {
     "duplicate Host": b"GET /healthz HTTP/1.1\r\nHost: {host}\r\nHost: {host}\r\n\r\n",
     "no Host on HTTP/1.1": b"GET /healthz HTTP/1.1\r\n\r\n",
-    "absolute-form to another host": b"POST http://evil.example/mcp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\n\r\n",
+    "absolute-form to another host": (
+        b"POST http://evil.example/mcp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\n\r\n"
+    ),
+    "absolute-form GET to another host": b"GET http://evil.example/healthz HTTP/1.1\r\nHost: {host}\r\n\r\n",
     # refused whatever its authority (documented in docs/http.md): this server is no proxy
     "absolute-form to this host": b"GET http://{host}/healthz HTTP/1.1\r\nHost: {host}\r\n\r\n",
     "Content-Length and Transfer-Encoding": (
@@ -114,7 +117,8 @@ MALFORMED = {
     "one bare LF": b"GET /healthz HTTP/1.1\r\nHost: {host}\nX-A: b\r\n\r\n",
     "a control character in a value": b"GET /healthz HTTP/1.1\r\nHost: {host}\r\nX-A: a\x01b\r\n\r\n",
     "chunk-size overflow": (
-        b"POST /healthz HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffffff\r\nx\r\n0\r\n\r\n"
+        b"POST /healthz HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"ffffffffffffffffffff\r\nx\r\n0\r\n\r\n"
     ),
 }
 
@@ -123,8 +127,9 @@ MALFORMED = {
 def test_a_request_parsers_could_read_differently_gets_400_and_a_closed_connection(server: int, case: str) -> None:
     with connect(server) as sock:
         sock.sendall(MALFORMED[case].replace(b"{host}", host(server)))
-        status, _ = read_response(sock)
-        assert status == b"HTTP/1.1 400 Bad Request", (case, status)
+        status, body = read_response(sock)
+        assert (status, body) == (b"HTTP/1.1 400 Bad Request", b"Invalid HTTP request received."), case  # not the app's
+
         assert closed_by_server(sock), case
 
 
@@ -213,11 +218,10 @@ def test_past_max_connections_new_ones_are_refused_until_others_close(stack: str
             sock.close()
         deadline = time.monotonic() + 5  # the server hears of the closes asynchronously
         while True:
-            with connect(port) as again:
-                with contextlib.suppress(OSError):
-                    again.sendall(request)
-                    if again.recv(65536).startswith(b"HTTP/1.1 200 "):
-                        break
+            with connect(port) as again, contextlib.suppress(OSError):
+                again.sendall(request)
+                if again.recv(65536).startswith(b"HTTP/1.1 200 "):
+                    break
             assert time.monotonic() < deadline, "not served again after the held connections closed"
             time.sleep(0.1)
 
@@ -250,17 +254,17 @@ def test_framing_follows_valid_requests_however_they_are_split(size: int) -> Non
 def test_framing_refuses_each_malformed_request() -> None:
     for case, data in MALFORMED.items():
         reader, _ = framing()
-        with pytest.raises(BadRequest):
+        with pytest.raises(BadRequestError):
             reader.feed(data.replace(b"{host}", b"a"))
             pytest.fail(f"{case} was accepted")
 
 
 def test_framing_refuses_what_follows_a_chunk_without_its_crlf_and_overlong_heads() -> None:
     reader, _ = framing()
-    with pytest.raises(BadRequest, match="CRLF"):
+    with pytest.raises(BadRequestError, match="CRLF"):
         reader.feed(b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhiXY\r\n0\r\n\r\n")
     reader, _ = framing()
-    with pytest.raises(BadRequest, match="64 KiB"):
+    with pytest.raises(BadRequestError, match="64 KiB"):
         reader.feed(b"GET / HTTP/1.1\r\nHost: a\r\n" + b"X-A: " + b"a" * 70_000)
 
 

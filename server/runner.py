@@ -138,6 +138,7 @@ def announce(address: tuple[str, int], stream: TextIO | None = None) -> None:
 async def _serve_http(settings: Settings) -> None:
     import uvicorn
 
+    from server.connection_guard import ConnectionLimits
     from server.http_app import build_http_app
     from server.uvicorn_server import ReportingServer, parser_name
 
@@ -145,11 +146,17 @@ async def _serve_http(settings: Settings) -> None:
     app = build_http_app(settings, address=sock.getsockname()[:2])  # the real port, after --port 0
     _started(settings)
     await _seed_demo(settings, app.state.services)
-    http: Any = "auto"  # uvicorn's choice: httptools when installed, else h11
+    # uvicorn's httptools protocol when installed, else its h11 one, held to the header timeout and the
+    # connection cap and refusing requests parsers could read differently (server/connection_guard.py)
+    limits = ConnectionLimits.of(settings.header_timeout, settings.max_connections)
     if settings.fast_paths:
         from server import speed
 
-        http = speed.http_protocol()  # httptools, with a response's headers and body in one write
+        http: Any = speed.http_protocol(limits)  # with a response's headers and body in one write
+    else:
+        from server.sdk_compat import guarded_http_protocol
+
+        http = guarded_http_protocol(limits)
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.subscriptions import SubscriptionBus
 
+    from server.connection_guard import ConnectionLimits
+
 # distribution -> the version every touch below was read against
 CHECKED_AGAINST = {"mcp": "2.3.0", "sse-starlette": "3.7.0", "uvicorn": "0.54.0"}
 
@@ -115,18 +117,116 @@ def leave_signals_alone(server: uvicorn.Server) -> None:
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
 
 
-def httptools_protocol_on(wrap: Callable[[asyncio.Transport], asyncio.Transport]) -> type[asyncio.Protocol] | None:
+def httptools_protocol_on(
+    wrap: Callable[[asyncio.Transport], asyncio.Transport] | None, limits: ConnectionLimits | None = None
+) -> type[asyncio.Protocol] | None:
     """uvicorn's httptools HTTP protocol (`uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`, a class for
-    `uvicorn.Config(http=...)`) writing through `wrap(transport)` instead of the socket's transport; None when
-    httptools is not installed. The protocol keeps the transport `connection_made` gives it and does all its
-    I/O through that object."""
+    `uvicorn.Config(http=...)`) held to `limits` (server/connection_guard.py), writing through `wrap(transport)`
+    when `wrap` is given; None when httptools is not installed.
+
+    The touches: the protocol keeps the transport `connection_made` gives it and does all its I/O through that
+    object; `connections` is the server's set of open connections; the httptools callbacks `on_message_begin`
+    and `on_headers_complete` see each request's first byte and its complete head (`url`, `headers`, `parser`);
+    an exception in a callback leaves `parser.feed_data` as `HttpParserCallbackError`, a `HttpParserError`, which
+    `data_received` answers with 400 and a closed connection."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return None
+    from server.connection_guard import (
+        BadRequestError,
+        ConnectionLimits,
+        HeaderTimer,
+        check_request_head,
+        logger,
+        refuse_busy,
+    )
 
-    class WrappedHttpToolsProtocol(HttpToolsProtocol):
+    held = limits or ConnectionLimits()
+
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(wrap(transport))
+            already_open = len(self.connections)
+            super().connection_made(wrap(transport) if wrap is not None else transport)
+            self.header_timer = HeaderTimer(held.header_timeout, transport.close)
+            if already_open >= held.max_connections:
+                refuse_busy(transport, already_open)
+            else:
+                self.header_timer.start()
 
-    return WrappedHttpToolsProtocol
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.header_timer.stop()
+            super().connection_lost(exc)
+
+        def on_message_begin(self) -> None:
+            self.header_timer.start()
+            super().on_message_begin()
+
+        def on_headers_complete(self) -> None:
+            self.header_timer.stop()
+            try:
+                check_request_head(self.url, self.parser.get_http_version(), self.headers)
+            except BadRequestError as exc:
+                logger.info("refused a request: %s", exc)
+                raise  # out of feed_data as HttpParserCallbackError: uvicorn answers 400 and closes
+            super().on_headers_complete()
+
+    return GuardedHttpToolsProtocol
+
+
+def h11_protocol_with(limits: ConnectionLimits | None = None) -> type[asyncio.Protocol]:
+    """uvicorn's h11 HTTP protocol (`uvicorn.protocols.http.h11_impl.H11Protocol`) held to `limits`, with every
+    received byte read by `RequestFraming` (server/http_framing.py) before h11 reads it.
+
+    The touches: `connections` is the server's set of open connections; `conn` is the request's `h11.Connection`
+    (its public `our_state` says whether a response may still start); `send_400_response` answers 400 and
+    closes, as uvicorn does when h11 itself refuses; `transport` is the connection's transport."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from server.connection_guard import (
+        INVALID,
+        BadRequestError,
+        ConnectionLimits,
+        HeaderTimer,
+        logger,
+        refuse_busy,
+    )
+    from server.http_framing import RequestFraming
+
+    held = limits or ConnectionLimits()
+
+    class GuardedH11Protocol(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            already_open = len(self.connections)
+            super().connection_made(transport)
+            self.header_timer = HeaderTimer(held.header_timeout, transport.close)
+            self.framing = RequestFraming(self.header_timer.start, self.header_timer.stop)
+            if already_open >= held.max_connections:
+                refuse_busy(transport, already_open)
+            else:
+                self.header_timer.start()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.header_timer.stop()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            try:
+                self.framing.feed(data)
+            except BadRequestError as exc:
+                logger.info("refused a request: %s", exc)
+                self.header_timer.stop()
+                if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                    self.send_400_response(INVALID)
+                else:  # a response is under way: no second one can start
+                    self.transport.close()
+                return
+            super().data_received(data)
+
+    return GuardedH11Protocol
+
+
+def guarded_http_protocol(limits: ConnectionLimits) -> type[asyncio.Protocol]:
+    """uvicorn's own choice of HTTP protocol (httptools when installed, else h11), held to `limits`."""
+    return httptools_protocol_on(None, limits) or h11_protocol_with(limits)

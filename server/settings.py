@@ -334,6 +334,26 @@ class Settings(BaseSettings):
             metavar="N",
         ),
     ] = Field(default=8, ge=1, le=1_000)
+    max_connections: Annotated[
+        int,
+        Source(
+            "open HTTP connections; past it a new one is answered 503 and closed at once; `0` is half the "
+            "open-file limit, at most 4096 (see docs/http.md)",
+            flag="--max-connections",
+            env="TRULOOP_MAX_CONNECTIONS",
+            metavar="N",
+        ),
+    ] = Field(default=0, ge=0, le=1_000_000)
+    header_timeout: Annotated[
+        float,
+        Source(
+            "seconds to receive an HTTP request's line and headers, from accepting the connection (or from a later "
+            "request's first byte); past it the connection is closed (see docs/http.md)",
+            flag="--header-timeout",
+            env="TRULOOP_HEADER_TIMEOUT",
+            metavar="SECONDS",
+        ),
+    ] = Field(default=10.0, gt=0, le=3600)
     max_line_bytes: Annotated[
         int,
         Source(

@@ -161,3 +161,71 @@ def test_httptools_protocol_on() -> None:
     )
     protocol = sdk_compat.httptools_protocol_on(lambda transport: transport)
     assert protocol is not None and issubclass(protocol, HttpToolsProtocol)  # served over a real server: test_http_sse
+
+
+def test_httptools_protocol_on_holds_connections_to_their_limits() -> None:
+    """The guarded httptools protocol's touches (live over a real server: tests/test_http_parsing.py)."""
+    httptools = pytest.importorskip("httptools", reason="the `fast` extra is not installed")
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    touch = "httptools_protocol_on"
+    init = inspect.getsource(HttpToolsProtocol.__init__)
+    assert "self.connections = server_state.connections" in init, recheck(touch, "HttpToolsProtocol.connections")
+    assert "self.parser = httptools.HttpRequestParser(self)" in init, recheck(touch, "HttpToolsProtocol.parser")
+    begin = inspect.getsource(HttpToolsProtocol.on_message_begin)
+    assert 'self.url = b""' in begin and "self.headers = []" in begin, recheck(touch, "url and headers per request")
+    assert "self.headers.append((name, value))" in inspect.getsource(HttpToolsProtocol.on_header), recheck(
+        touch, "HttpToolsProtocol.on_header collects the (lower-cased) headers"
+    )
+    received = inspect.getsource(HttpToolsProtocol.data_received)
+    assert "except httptools.HttpParserError:" in received and "self.send_400_response(" in received, recheck(
+        touch, "a parser error (a callback's exception among them) is answered 400"
+    )
+    assert issubclass(httptools.HttpParserCallbackError, httptools.HttpParserError), recheck(
+        touch, "httptools raises a callback's exception as HttpParserCallbackError"
+    )
+
+    class Raising:
+        def on_headers_complete(self) -> None:
+            raise ValueError("refused")
+
+    with pytest.raises(httptools.HttpParserError):
+        httptools.HttpRequestParser(Raising()).feed_data(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+    protocol = sdk_compat.httptools_protocol_on(None)
+    assert protocol is not None and issubclass(protocol, HttpToolsProtocol)
+
+
+def test_h11_protocol_with() -> None:
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    touch = "h11_protocol_with"
+    init = inspect.getsource(H11Protocol.__init__)
+    assert "self.connections = server_state.connections" in init, recheck(touch, "H11Protocol.connections")
+    assert "self.conn = h11.Connection(" in init, recheck(touch, "H11Protocol.conn")
+    assert "self.conn.receive_data(data)" in inspect.getsource(H11Protocol.data_received), recheck(
+        touch, "H11Protocol.data_received hands every byte to h11"
+    )
+    refuse = inspect.getsource(H11Protocol.send_400_response)
+    assert "self.transport.close()" in refuse and "h11.Response(status_code=400" in refuse, recheck(
+        touch, "H11Protocol.send_400_response answers 400 through h11 and closes"
+    )
+    server = h11.Connection(h11.SERVER)
+    assert server.our_state is h11.IDLE  # a 400 may still start: h11 lets a server answer before any request
+    server.send(h11.Response(status_code=400, headers=[("connection", "close")]))
+    assert issubclass(sdk_compat.h11_protocol_with(), H11Protocol)
+    assert issubclass(sdk_compat.guarded_http_protocol(sdk_compat_limits()), (H11Protocol, *_httptools_protocol()))
+
+
+def sdk_compat_limits() -> Any:
+    from server.connection_guard import ConnectionLimits
+
+    return ConnectionLimits(header_timeout=1.0, max_connections=2)
+
+
+def _httptools_protocol() -> tuple[type, ...]:
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return ()
+    return (HttpToolsProtocol,)

@@ -28,6 +28,7 @@ from server.sdk_compat import drop_sdk_tracing, lowlevel_of
 if TYPE_CHECKING:
     import asyncio
 
+    from server.connection_guard import ConnectionLimits
     from server.mcp_server import TruloopMCP
     from server.speed.stdio_transport import StdioChannel
 
@@ -75,11 +76,12 @@ async def stdio_channel(limit: int, stdin_fd: int = 0, stdout_fd: int = 1) -> As
         yield channel
 
 
-def http_protocol() -> type[asyncio.Protocol] | str:
-    """uvicorn's `http=`: httptools writing each event-loop turn's output at once (`"auto"` without httptools)."""
+def http_protocol(limits: ConnectionLimits | None = None) -> type[asyncio.Protocol]:
+    """uvicorn's `http=`: httptools writing each event-loop turn's output at once (h11 without httptools), held to
+    `limits` (server/connection_guard.py)."""
     from server.speed.write_combining import http_protocol as combining
 
-    return combining()
+    return combining(limits)
 
 
 def event_loop_options() -> dict[str, Any]:

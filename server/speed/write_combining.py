@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.sdk_compat import httptools_protocol_on
+
+if TYPE_CHECKING:
+    from server.connection_guard import ConnectionLimits
 
 
 class WriteCombiningTransport(asyncio.Transport):
@@ -85,7 +88,9 @@ class WriteCombiningTransport(asyncio.Transport):
         return self._transport.get_protocol()
 
 
-def http_protocol() -> type[asyncio.Protocol] | str:
-    """uvicorn's httptools protocol on a `WriteCombiningTransport` (`uvicorn.Config(http=...)`), or
-    uvicorn's own choice (`"auto"`) when httptools is not installed."""
-    return httptools_protocol_on(WriteCombiningTransport) or "auto"
+def http_protocol(limits: ConnectionLimits | None = None) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol on a `WriteCombiningTransport` (`uvicorn.Config(http=...)`), or its h11 one
+    when httptools is not installed; either held to `limits` (server/connection_guard.py; its defaults if None)."""
+    from server.sdk_compat import h11_protocol_with
+
+    return httptools_protocol_on(WriteCombiningTransport, limits) or h11_protocol_with(limits)

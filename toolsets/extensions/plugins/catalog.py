@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from toolsets.core.envelope import ToolResult
     from toolsets.pipeline.canary.router import CanaryRouter
 
-OutcomeListener = Callable[["PluginVersion", "ToolResult"], Awaitable[None]]
+OutcomeListener = Callable[[str, str, "ToolResult"], Awaitable[None]]  # (tool name, version that ran, envelope)
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -203,11 +203,11 @@ class PluginCatalog:
             await self.changes.announce()
         return changed
 
-    async def heard(self, version: PluginVersion, outcome: ToolResult) -> None:
+    async def heard(self, name: str, tool_version: str, outcome: ToolResult) -> None:
         """A plugin call's envelope, for those who follow calls (the authoring trials); never fails the call."""
         for listener in list(self.outcome_listeners):
             try:
-                await listener(version, outcome)
+                await listener(name, tool_version, outcome)
             except Exception:
                 logger.exception("a plugin outcome listener failed")
 

@@ -76,7 +76,7 @@ async def test_a_new_tool_is_checked_then_serves_on_trial_then_is_active(
     source = plugin_source("shout", SHOUT)
     async with authoring(tools, data, plugin_isolation=isolation) as server, client(server) as c:
         listed = {tool.name for tool in (await c.list_tools()).tools}
-        assert AUTHORING <= listed and "shout" not in listed
+        assert listed >= AUTHORING and "shout" not in listed
         written = await call(c, "create_or_update_custom_tool_file", {"name": "shout", "source": source})
         assert written["state"] == "trial" and written["file"] == "shout.py" and written["error"] is None
         assert (tools / "shout.py").read_text() == source and not (tools / "shout.py.pending").exists()
@@ -154,7 +154,7 @@ async def test_names_are_validated(tools: Path, data: Path) -> None:
             assert error_of(result)["code"] == "validation", name
             result = await c.call_tool("delete_custom_tool_file", {"name": name})
             assert error_of(result)["code"] == "validation", name
-    assert list(tools.iterdir()) == [] and not list(tools.parent.glob("evil*"))  # nothing written anywhere
+    assert not any(tools.iterdir()) and not any(tools.parent.glob("evil*"))  # noqa: ASYNC240 - nothing written anywhere
 
 
 async def test_delete_and_reload(tools: Path, data: Path) -> None:
@@ -202,7 +202,7 @@ async def test_declined_confirmation_writes_nothing(tools: Path, data: Path) -> 
             assert listed[name].annotations.read_only_hint is True  # type: ignore[union-attr]
         result = await c.call_tool("create_or_update_custom_tool_file", {"name": "shout", "source": SHOUT})
         assert error_of(result)["code"] == "cancelled"
-    assert list(tools.iterdir()) == []
+    assert not any(tools.iterdir())  # noqa: ASYNC240
 
 
 @pytest.mark.parametrize(
@@ -219,7 +219,7 @@ def test_where_the_toolset_is_published(overrides: dict[str, Any], published: bo
     deployment = Deployment(settings(tools_dir=tools, data_dir=data, **overrides))
     assert (deployment.authoring is not None) is published
     profiles = deployment.profiles
-    assert (AUTHORING <= set(profiles["member"].names())) is published
+    assert (set(profiles["member"].names()) >= AUTHORING) is published
     assert not AUTHORING & set(profiles["guest"].names())
     assert not AUTHORING & set(profiles["notification-safe"].names())
     assert Deployment(settings(data_dir=data, tool_authoring=True)).authoring is None  # no tools folder, no tools
@@ -232,7 +232,7 @@ async def test_over_a_real_stdio_subprocess(tools: Path, tmp_path: Path) -> None
         env=child_env(),
     )
     async with Client(params, mode="legacy", elicitation_callback=ACCEPT) as c:
-        assert AUTHORING <= {tool.name for tool in (await c.list_tools()).tools}
+        assert {tool.name for tool in (await c.list_tools()).tools} >= AUTHORING
         written = await call(
             c, "create_or_update_custom_tool_file", {"name": "shout", "source": plugin_source("shout", SHOUT)}
         )

@@ -127,17 +127,21 @@ async def test_ordinary_exceptions_above_5_percent_roll_back_by_the_error_rate(t
         assert current.decision.rollback == "soft" and (tools / "lookup.canary.py").exists()
 
 
-@pytest.mark.parametrize("isolation", ISOLATIONS)
-@pytest.mark.parametrize(
-    ("body", "said"),
-    [(PERMISSION, "permission"), (DATA_DAMAGE, "data damage"), (MARKED, "data damage"), (DIES, "process died")],
-    ids=["permission", "data-damage", "marked", "worker-dies"],
-)
+FATAL_CASES = [
+    pytest.param(isolation, body, said, id=f"{kind}-{isolation}")
+    for kind, body, said in (
+        ("permission", PERMISSION, "permission"),
+        ("data-damage", DATA_DAMAGE, "data damage"),
+        ("marked", MARKED, "data damage"),
+    )
+    for isolation in ISOLATIONS
+] + [pytest.param("process", DIES, "process died", id="worker-dies-process")]  # in process, os._exit ends the server
+
+
+@pytest.mark.parametrize(("isolation", "body", "said"), FATAL_CASES)
 async def test_a_fatal_error_rolls_back_hard_at_once(
     isolation: str, body: str, said: str, tools: Path, data: Path
 ) -> None:
-    if body is DIES and isolation == "inprocess":
-        pytest.skip("os._exit in the server's own process ends it: only a worker can die and be judged")
     install(tools, body)
     async with (
         serving(tools, data, canary_key="request", plugin_isolation=isolation) as server,

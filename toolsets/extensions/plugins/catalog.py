@@ -1,6 +1,6 @@
 """The plugins of a tools folder: scanned, loaded, published, reloaded when their files change.
 
-Hot reload (the seed's rule): every `POLL_SECONDS` the folder is listed and each file's stat signature
+Hot reload: every `POLL_SECONDS` the folder is listed and each file's stat signature
 compared with the last one seen; only a changed file is read, and only a changed content hash is
 loaded (import, spec check, name check, `create`) while the previous version keeps serving. A version
 that loaded is published in one swap (a call finds the old version or the new, never half of one); the

@@ -1,4 +1,4 @@
-"""The seed's rules (13.6), evaluated on the candidate's windows at its current step against stable's windows:
+"""The rollout rules, evaluated on the candidate's windows at its current step against stable's windows:
 
 - roll back when the error rate is above 5% (over at least `MIN_CALLS_TO_ROLL_BACK` calls) in either window;
   every error counts here, whatever its exception type. Only a fatal error (a permission error, data damage, or

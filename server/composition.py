@@ -145,10 +145,23 @@ class Deployment:
         )
 
     @cached_property
+    def authoring(self) -> AbstractToolset | None:
+        """The custom_tools toolset (the model manages its own tools) where it is published: `--tool-authoring`
+        with `--tools-dir`, on stdio, or over HTTP with `--tool-authoring-http` (member tokens; never guests)."""
+        settings = self.settings
+        if not settings.tool_authoring or self.plugins is None or settings.tools_dir is None:
+            return None
+        if not (settings.transport == "stdio" or settings.tool_authoring_http):
+            return None
+        from toolsets.extensions.authoring import authoring_toolset
+
+        return authoring_toolset(self.plugins, settings.tools_dir, emit=self._audit_event)
+
+    @cached_property
     def extensions(self) -> Extensions:
         from toolsets.profiles import Extensions
 
-        return Extensions(plugins=self.plugins, workspace=self.workspace)
+        return Extensions(plugins=self.plugins, workspace=self.workspace, authoring=self.authoring)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

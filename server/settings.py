@@ -245,6 +245,20 @@ class Settings(BaseSettings):
             env="TRULOOP_PLUGIN_ISOLATION",
         ),
     ] = "inprocess"
+    tool_authoring: Annotated[
+        bool,
+        Source(
+            "let the model manage its own tools in --tools-dir: `list_custom_tools`, `tool_registry_status`, "
+            "`create_or_update_custom_tool_file`, `delete_custom_tool_file`, `reload_custom_tools` (stdio only, unless "
+            "`--tool-authoring-http`; a new tool is checked and tried before it serves, a changed one goes through the "
+            "canary; see *Writing a plugin*)",
+            flag="--tool-authoring",
+        ),
+    ] = False
+    tool_authoring_http: Annotated[
+        bool,
+        Source("also publish the tool-authoring tools over HTTP, to member tokens only", flag="--tool-authoring-http"),
+    ] = False
     workspace: Annotated[
         Path | None,
         Source(

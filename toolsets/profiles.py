@@ -41,6 +41,7 @@ class Extensions:
 
     plugins: PluginCatalog | None = None  # the tools folder's plugins (--tools-dir)
     workspace: AbstractToolset | None = None  # the workspace toolset, where the deployment publishes it
+    authoring: AbstractToolset | None = None  # the custom_tools toolset (--tool-authoring), member only
 
 
 NO_EXTENSIONS = Extensions()
@@ -133,6 +134,8 @@ def assistant_toolsets(
     guest: list[AbstractToolset] = [guest_toolset, exposure_tools]
     if extensions.workspace is not None:
         member.append(extensions.workspace)
+    if extensions.authoring is not None:
+        member.append(extensions.authoring)  # never guest; not in NOTIFICATION_SAFE either
     if extensions.plugins is not None:
         from toolsets.extensions.plugins.toolset import PluginToolset
 
@@ -173,12 +176,13 @@ def _notification_safe_or_offered(tool: Tool) -> bool:
 
 
 def reserved_tool_names() -> frozenset[str]:
-    """Names a plugin may not take: every built-in tool (the loaders included), and the workspace's tools even
-    where the workspace is not published."""
+    """Names a plugin may not take: every built-in tool (the loaders included), and the workspace's and the
+    authoring tools' even where they are not published."""
+    from toolsets.extensions.authoring.tools import AUTHORING_TOOLS
     from toolsets.extensions.workspace.tools import WORKSPACE_TOOLS
 
     builtin = assistant_toolsets(NO_EXTENSIONS, "progressive").values()
-    return frozenset({tool.name for toolset in builtin for tool in toolset} | WORKSPACE_TOOLS)
+    return frozenset({tool.name for toolset in builtin for tool in toolset} | WORKSPACE_TOOLS | AUTHORING_TOOLS)
 
 
 def tool_arguments(toolsets: Iterable[AbstractToolset]) -> Mapping[str, frozenset[str]]:

@@ -113,7 +113,10 @@ def read_lines(path: Path) -> Iterator[str]:
 
 
 def as_text(record: dict[str, Any]) -> str:
-    """One short line: time, event, user, tool, outcome, latency, call id."""
+    """One short line: time, event, user, tool, outcome, latency, call id (a canary decision: time, event, the
+    tool and its candidate version, the action and its share change, who and by which rule, and why)."""
+    if record.get("event") == "canary_decision":
+        return _decision_text(record)
     outcome = record.get("status") or "-"
     if record.get("error_code"):
         outcome += f"/{record['error_code']}"
@@ -125,6 +128,23 @@ def as_text(record: dict[str, Any]) -> str:
         f"{record.get('ts', '?')}  {record.get('event', '?'):<11}  {record.get('user_id', '?')}  "
         f"{record.get('tool_name', '?')}  {outcome}  {took}  {record.get('call_id', '')}"
     )
+
+
+def _decision_text(record: dict[str, Any]) -> str:
+    action = str(record.get("action", "?"))
+    if record.get("rollback"):
+        action += f" ({record['rollback']})"
+    shares = f"{_share(record.get('share_from'))}->{_share(record.get('share_to'))}"
+    rule = f", rule {record['rule']}" if record.get("rule") else ""
+    return (
+        f"{record.get('ts', '?')}  canary_decision  {record.get('tool_name', '?')}@{record.get('tool_version', '?')}"
+        f"  {action} {shares}  {record.get('canary_status', '?')}  by {record.get('by', '?')}{rule}"
+        f": {record.get('reason', '')}"
+    )
+
+
+def _share(value: Any) -> str:
+    return f"{value:g}%" if isinstance(value, int | float) else "?"
 
 
 def tail(path: Path, filters: Filters, count: int, out: Callable[[str, dict[str, Any]], None]) -> int:

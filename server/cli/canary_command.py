@@ -1,13 +1,15 @@
 """`truloop-mcp canary status|promote|hold|rollback NAME`: the canary rollouts of plugin tools, for an operator.
 
-    truloop-mcp canary status [NAME] [--json]   per tool: versions, share, samples, rates, p95, last decision
+    truloop-mcp canary status [NAME] [--json]   per tool and version: share, calls, errors, timeouts and p95 over
+                                                 both windows (the last 100 calls, the last 30 minutes), last decision
     truloop-mcp canary promote NAME             one step up the ladder now (at 100%: the candidate becomes stable)
     truloop-mcp canary hold NAME                stop automatic promotion (automatic rollback still applies)
     truloop-mcp canary rollback NAME [--hard]   share 0 (soft); --hard also disables NAME.canary.py
 
-The state is the server's (`--redis-url` for replicas, else `<data-dir>/canary/state.json`); each change is an
-audit event (`canary_decision`). With `--tools-dir`, promotion to 100% and hard rollback change the folder here at
-once; a running server also applies them at its next call of the tool.
+The state and the samples are the server's (`--redis-url` for replicas, else `<data-dir>/canary/`), read live, so
+status is current from any replica and from a process that serves nothing. With `--tools-dir`, status also shows a
+candidate file that no server has loaded yet. Each change is an audit event (`canary_decision`). The changes that
+act on the folder (promotion to 100%, hard rollback) need `--tools-dir` and are refused without it (exit 2).
 """
 
 from __future__ import annotations
@@ -16,22 +18,27 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NoReturn
 
 import anyio
 
-from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, fail, settings_or_exit
 from server.settings import Settings
 from toolsets.pipeline.canary import actions
-from toolsets.pipeline.canary.metrics import Stats
+from toolsets.pipeline.canary.metrics import Stats, windows
 from toolsets.pipeline.canary.state import CanaryState
 
 FAILED = 1
 SETTINGS = {"data_dir", "redis_url", "tools_dir", "audit_log", "log_level"}
+NOT_STARTED = "not started"  # a candidate file no server has loaded yet (status with --tools-dir)
 
 
 class CanaryCommandError(Exception):
+    pass
+
+
+class NeedsToolsDir(Exception):  # noqa: N818 - a refusal: the change acts on files this command cannot see
     pass
 
 
@@ -63,27 +70,72 @@ def run(argv: Sequence[str]) -> None:
     configure_logging("ERROR" if settings.log_level == "WARNING" else settings.log_level)
     try:
         if command == "status":
-            states = anyio.run(_states, settings, name)
+            states, pending = anyio.run(_states, settings, name)
             if as_json:
-                sys.stdout.write(json.dumps([s.model_dump(mode="json") for s in states], indent=2) + "\n")
+                shown = [{**s.model_dump(mode="json"), "started": s.tool not in pending} for s in states]
+                sys.stdout.write(json.dumps(shown, indent=2) + "\n")
             else:
-                sys.stdout.write(status_table(states) if states else _nothing(name))
+                sys.stdout.write(status_table(states, pending) if states else _nothing(name))
             return
         state = anyio.run(_operate, settings, command, name, hard)
+    except NeedsToolsDir as exc:
+        fail(str(exc))
     except CanaryCommandError as exc:
         _fail(str(exc))
     sys.stdout.write(_summary(state) + "\n")
 
 
-async def _states(settings: Settings, name: str | None) -> list[CanaryState]:
+async def _states(settings: Settings, name: str | None) -> tuple[list[CanaryState], set[str]]:
+    """Each rollout with its live windows (from the shared samples), plus, with `--tools-dir`, the candidate files
+    no server has started a rollout for yet (their names in the second value)."""
     from server.canary_setup import open_canary_store
 
     store = open_canary_store(settings)
     try:
-        states = await store.all()
+        states = []
+        for state in await store.all():
+            if name is not None and state.tool != name:
+                continue
+            candidate = windows(await store.samples(state.step_key()))
+            stable = windows(await store.samples(state.stable_key()))
+            states.append(state.model_copy(update={"metrics": {"stable": stable, "candidate": candidate}}))
     finally:
         await store.aclose()
-    return [state for state in states if name is None or state.tool == name]
+    pending: set[str] = set()
+    if settings.tools_dir is not None:
+        started = {(state.tool, state.candidate) for state in states}
+        for found in await _folder_candidates(settings):
+            if (name is None or found.tool == name) and (found.tool, found.candidate) not in started:
+                states = [state for state in states if state.tool != found.tool] + [found]
+                pending.add(found.tool)
+    return sorted(states, key=lambda state: state.tool), pending
+
+
+async def _folder_candidates(settings: Settings) -> list[CanaryState]:
+    """The rollouts the folder's candidate files would start (imported to read their specs, never run)."""
+    from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
+    from toolsets.pipeline.canary.policy import ladder_for
+    from toolsets.profiles import reserved_tool_names
+
+    assert settings.tools_dir is not None
+    catalog = PluginCatalog(reserved=reserved_tool_names)
+    catalog.configure(PluginConfig(settings.tools_dir, settings.data_dir / "plugins"))
+    found = []
+    async with catalog.running(watch=False, create=False):
+        for tool, stable in catalog.versions().items():
+            candidate = catalog.candidate(tool)
+            if candidate is None:
+                continue
+            state = actions.start(
+                tool,
+                stable.version,
+                candidate.version,
+                ladder_for(stable.spec.hints, candidate.spec.hints),
+                stable_file=stable.source.path.name,
+                candidate_file=candidate.source.path.name,
+            )
+            found.append(state.model_copy(update={"metrics": {"stable": windows([]), "candidate": windows([])}}))
+    return found
 
 
 async def _operate(settings: Settings, command: str, name: str, hard: bool) -> CanaryState:
@@ -96,6 +148,11 @@ async def _operate(settings: Settings, command: str, name: str, hard: bool) -> C
             if current is None:
                 raise CanaryCommandError(f"no canary rollout of {name!r} (none of its NAME.canary.py was served yet)")
             new = transition(current, command, hard)
+            if new.status in ("promoted", "disabled") and settings.tools_dir is None:
+                change = "promotion to 100%" if new.status == "promoted" else "a hard rollback"
+                raise NeedsToolsDir(
+                    f"canary {command}: {change} changes the tools folder; pass --tools-dir DIR (nothing was changed)"
+                )
             if await store.save(new, current.revision):
                 break
         else:
@@ -155,44 +212,49 @@ def _summary(state: CanaryState) -> str:
     return f"{state.tool}: {state.status}, candidate {state.candidate} at {state.routed_share:g}%{said}"
 
 
-def status_table(states: Sequence[CanaryState]) -> str:
+def status_table(states: Sequence[CanaryState], pending: Collection[str] = ()) -> str:
+    """Per rollout: its status and share, then one row per version with its calls, errors, timeouts and p95 over
+    the last 100 calls and over the last 30 minutes, then the last decision."""
     lines: list[str] = []
     for state in states:
         ladder = "-".join(f"{rung:g}" for rung in state.ladder)
-        lines.append(f"{state.tool}  {state.status}  candidate share {state.routed_share:g}% (ladder {ladder})")
-        header = ("version", "route", "file", "share", "calls", "calls 30m", "errors", "timeouts", "p95 ms", "p99 ms")
+        if state.tool in pending:
+            status = f"{NOT_STARTED} (no server has loaded {state.candidate_file} yet; it starts at {state.share:g}%)"
+        else:
+            status = f"{state.status}  candidate share {state.routed_share:g}%"
+        lines.append(f"{state.tool}  {status} (ladder {ladder})")
+        header = ("version", "route", "file", "share", *_WINDOW_HEADER, *(f"{h} 30m" for h in _WINDOW_HEADER))
         rows: list[tuple[str, ...]] = [header]
         for route, version, file, share in (
             ("stable", state.stable, state.stable_file, 100 - state.routed_share),
             ("canary", state.candidate, state.candidate_file, state.routed_share),
         ):
-            windows = state.metrics.get("candidate" if route == "canary" else "stable")
-            last, recent = (windows.last_calls, windows.last_minutes) if windows is not None else (Stats(), Stats())
-            rows.append(
-                (
-                    version,
-                    route,
-                    file or "-",
-                    f"{share:g}%",
-                    str(last.calls),
-                    str(recent.calls),
-                    f"{last.error_rate:.1%}",
-                    f"{last.timeout_rate:.1%}",
-                    _ms(last.p95_ms),
-                    _ms(last.p99_ms),
-                )
-            )
+            measured = state.metrics.get("candidate" if route == "canary" else "stable")
+            last, recent = (measured.last_calls, measured.last_minutes) if measured is not None else (Stats(), Stats())
+            rows.append((version, route, file or "-", f"{share:g}%", *_window_cells(last), *_window_cells(recent)))
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         lines += [
             "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
             for row in rows
         ]
         decision = state.decision
-        if decision is not None:
+        if decision is not None and state.tool not in pending:
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(decision.at))
             lines.append(f"  last decision: {decision.action} ({decision.by}, {when}): {decision.reason}")
         lines.append("")
     return "\n".join(lines)
+
+
+_WINDOW_HEADER = ("calls", "errors", "timeouts", "p95 ms")
+
+
+def _window_cells(window: Stats) -> tuple[str, str, str, str]:
+    return (
+        str(window.calls),
+        f"{window.errors} ({window.error_rate:.1%})",
+        f"{window.timeouts} ({window.timeout_rate:.1%})",
+        _ms(window.p95_ms),
+    )
 
 
 def _ms(value: float | None) -> str:

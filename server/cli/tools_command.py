@@ -1,7 +1,8 @@
 """`truloop-mcp tools list|check FILE`: the plugins of a tools folder, checked without serving them.
 
-    truloop-mcp tools list [--tools-dir DIR] [--json]   loaded plugins, their versions (content hashes) and
-                                                         load errors; exit 0 (2 without a tools folder)
+    truloop-mcp tools list [--tools-dir DIR] [--json]   loaded plugins, their versions (content hashes), whether
+                                                         each is the stable file or a candidate (`NAME.canary.py`)
+                                                         and load errors; exit 0 (2 without a tools folder)
     truloop-mcp tools check FILE [--tools-dir DIR]       validate one plugin file: exit 0 when it would be
                                                          served, 1 with the reason when not
 
@@ -106,9 +107,10 @@ def _table(report: dict[str, Any]) -> str:
     width = max([len(row["name"]) for row in plugins] + [4])
     for row in plugins:
         label = f" (version label {row['label']})" if row.get("label") else ""
+        route = "candidate (canary)" if row.get("candidate") else "stable"
         lines.append(
-            f"  {row['name']:<{width}}  {row['version']}  {row['file']}  profiles: {', '.join(row['profiles'])}"
-            f"  timeout {row['timeout_s']:g} s{label}  sha256 {row['sha256']}"
+            f"  {row['name']:<{width}}  {route:<18}  {row['version']}  {row['file']}  profiles: "
+            f"{', '.join(row['profiles'])}  timeout {row['timeout_s']:g} s{label}  sha256 {row['sha256']}"
         )
     if report["errors"]:
         lines.append("load errors:")

@@ -1,6 +1,6 @@
 """The plugins of a tools folder: scanned, loaded, published, reloaded when their files change.
 
-Hot reload (the seed's rule): every `POLL_SECONDS` the folder is listed and each file's stat signature
+Hot reload: every `POLL_SECONDS` the folder is listed and each file's stat signature
 compared with the last one seen; only a changed file is read, and only a changed content hash is
 loaded (import, spec check, name check, `create`) while the previous version keeps serving. A version
 that loaded is published in one swap (a call finds the old version or the new, never half of one); the
@@ -10,7 +10,11 @@ the error is kept for `truloop-mcp tools list` and logged, and the previous good
 Files: `DIR/*.py`, except names starting with `_` (helpers, `__init__.py`). `NAME.canary.py` is loaded the same
 way as the candidate version of the tool it declares: it is not published itself (the stable file's version is),
 it waits until a stable file serves that name, and the canary router (toolsets/pipeline/canary) routes a share of that
-tool's calls to it.
+tool's calls to it; its rollout starts as soon as it is loaded (so `truloop-mcp canary status` shows it before its
+first call).
+
+Stopping: every version is retired at once, within `UNLOAD_SECONDS` in all (a plugin whose `close()` hangs does
+not hold the process); the plugin threads are daemon threads (threads.py), so none holds the process's exit.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -35,11 +39,15 @@ from toolsets.extensions.plugins.module import PluginImportError, import_plugin,
 from toolsets.extensions.plugins.plugin_runner import PluginLoadError, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource, PluginSourceError
 from toolsets.extensions.plugins.spec import PluginSpec, PluginSpecError, parse_spec
+from toolsets.extensions.plugins.threads import PluginThreads
 from toolsets.extensions.plugins.version import PluginVersion
 from toolsets.infra.private_files import private_dir
 
 if TYPE_CHECKING:
+    from toolsets.core.envelope import ToolResult
     from toolsets.pipeline.canary.router import CanaryRouter
+
+OutcomeListener = Callable[[str, str, "ToolResult"], Awaitable[None]]  # (tool name, version that ran, envelope)
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -47,6 +55,7 @@ Isolation = Literal["inprocess", "process"]
 POLL_SECONDS = 0.2
 SETTLE_SECONDS = 0.05  # a file written this recently may still be being written: look again next poll
 IMPORT_SECONDS = 30.0
+UNLOAD_SECONDS = 5.0  # stopping: every version's close() together, at most this long
 Signature = tuple[int, int, int]  # mtime_ns, size, inode
 CANDIDATE_SUFFIX = ".canary.py"
 
@@ -122,6 +131,8 @@ class PluginCatalog:
         self._lock = anyio.Lock()
         self._tg: TaskGroup | None = None
         self._create = True
+        self.threads = PluginThreads()  # where in-process plugins' sync code runs
+        self.outcome_listeners: list[OutcomeListener] = []  # told each plugin call's envelope (authoring trials)
 
     def configure(self, config: PluginConfig | None) -> None:
         """The deployment's folder (None: no plugins). Takes effect at the next `running()`."""
@@ -188,8 +199,18 @@ class PluginCatalog:
             for version in retired:
                 await version.retire()
         if changed:
+            if self._candidates and self._create:
+                await self.canary.observe()  # a candidate's rollout starts when it is loaded, not at its first call
             await self.changes.announce()
         return changed
+
+    async def heard(self, name: str, tool_version: str, outcome: ToolResult) -> None:
+        """A plugin call's envelope, for those who follow calls (the authoring trials); never fails the call."""
+        for listener in list(self.outcome_listeners):
+            try:
+                await listener(name, tool_version, outcome)
+            except Exception:
+                logger.exception("a plugin outcome listener failed")
 
     # -- scanning ---------------------------------------------------------------------------------------------
 
@@ -273,10 +294,12 @@ class PluginCatalog:
 
     # -- loading one version ----------------------------------------------------------------------------------
 
-    async def _load(self, source: PluginSource, state: _FileState) -> PluginVersion:
+    async def _load(self, source: PluginSource, state: _FileState, *, create: bool | None = None) -> PluginVersion:
+        """Load one version; `create` (default: the catalog's mode) starts it, else it is only checked."""
+        create = self._create if create is None else create
         name = module_name(source.path, source.version)
-        if self.config is not None and self.config.isolation == "process" and self._create:
-            return await self._load_in_worker(source, name, state)
+        if self.config is not None and self.config.isolation == "process" and (create or self._tg is not None):
+            return await self._load_in_worker(source, name, state, create=create)
         with anyio.fail_after(IMPORT_SECONDS):
             loaded = await anyio.to_thread.run_sync(
                 import_plugin, source.text, source.path, name, abandon_on_cancel=True
@@ -289,10 +312,19 @@ class PluginCatalog:
         except Exception:
             forget(name)
             raise
-        runner = InProcessRunner(loaded, tool_name=spec.name, version=source.version, data_dir=self._data_dir(spec))
-        return await self._started(spec, source, runner)
+        runner = InProcessRunner(
+            loaded,
+            tool_name=spec.name,
+            version=source.version,
+            data_dir=self._data_dir(spec, create),
+            threads=self.threads,
+        )
+        return await self._started(spec, source, runner, create)
 
-    async def _load_in_worker(self, source: PluginSource, name: str, state: _FileState) -> PluginVersion:
+    async def _load_in_worker(
+        self, source: PluginSource, name: str, state: _FileState, *, create: bool
+    ) -> PluginVersion:
+        """In a worker process: the plugin's code (its import too) never runs in this one."""
         from toolsets.extensions.plugins.process import ProcessRunner
 
         assert self._tg is not None
@@ -303,14 +335,17 @@ class PluginCatalog:
         except Exception:
             await runner.stop()
             raise
-        runner.identify(spec.name, self._data_dir(spec))
-        return await self._started(spec, source, runner)
+        hints = spec.hints
+        runner.identify(spec.name, self._data_dir(spec, create), retry_safe=hints.read_only or hints.idempotent)
+        return await self._started(spec, source, runner, create)
 
-    async def _started(self, spec: PluginSpec, source: PluginSource, runner: PluginRunner) -> PluginVersion:
+    async def _started(
+        self, spec: PluginSpec, source: PluginSource, runner: PluginRunner, create: bool
+    ) -> PluginVersion:
         version = PluginVersion(spec, source, runner)
         try:
             version.input_validator  # noqa: B018 - compiled now, so a schema problem is a load error
-            if self._create:
+            if create:
                 await version.start()
         except TimeoutError:
             await runner.stop()
@@ -338,11 +373,11 @@ class PluginCatalog:
             raise AwaitsStable(message, spec.name)
         return spec
 
-    def _data_dir(self, spec: PluginSpec) -> Path:
+    def _data_dir(self, spec: PluginSpec, create: bool) -> Path:
         if self.config is None:  # a file checked without a tools folder: nothing runs, nothing is written
             return Path(spec.name)
         folder = self.config.data_dir / spec.name
-        if self._create:
+        if create:
             private_dir(folder)
         return folder
 
@@ -352,14 +387,20 @@ class PluginCatalog:
         reason; the caller retires the version it gets."""
         source = await anyio.to_thread.run_sync(PluginSource.read, path)
         real = Path(await anyio.to_thread.run_sync(os.path.realpath, path))
-        state = self._files.get(real) or self._files.get(path) or _FileState()
-        create, self._create = self._create, False
+        return await self._checked(source, self._files.get(real) or self._files.get(path) or _FileState())
+
+    async def check_text(self, target: Path, data: bytes) -> PluginVersion:
+        """Check `data` as if it were the file `target` in the folder (its name checked against the other files,
+        not against `target`'s current version): what a file written there would do. Under process isolation the
+        code runs in a worker process. Raises with the reason; the caller retires the version it gets."""
+        source = PluginSource.from_bytes(target, data)
+        return await self._checked(source, self._files.get(target) or _FileState())
+
+    async def _checked(self, source: PluginSource, state: _FileState) -> PluginVersion:
         try:
-            return await self._load(source, state)
+            return await self._load(source, state, create=False)
         except (NameRefused, AwaitsStable) as exc:
             raise PluginSpecError(str(exc.args[0])) from None
-        finally:
-            self._create = create
 
     # -- watching and stopping --------------------------------------------------------------------------------
 
@@ -379,8 +420,9 @@ class PluginCatalog:
             if self._published or self._candidates:
                 self._published, self._candidates = {}, {}
                 self.revision += 1
-            for version in versions:
-                await version.retire()
+            async with anyio.create_task_group() as tg:
+                for version in versions:
+                    tg.start_soon(version.retire, UNLOAD_SECONDS)
 
     def describe(self) -> list[dict[str, Any]]:
         """What `truloop-mcp tools list` shows: one entry per file."""
@@ -389,6 +431,7 @@ class PluginCatalog:
             row: dict[str, Any] = {"file": path.name}
             if is_candidate(path):
                 row["candidate"] = True
+                row["route"] = "canary"
             if state.version is not None:
                 spec = state.version.spec
                 row.update(

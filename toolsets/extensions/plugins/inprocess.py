@@ -1,9 +1,10 @@
 """`--plugin-isolation inprocess` (the default): a plugin's code runs in the server's process.
 
-Sync code runs on worker threads (a plugin-only pool, so a slow plugin never takes the threads the
-stores use); async code runs on the version's own loop (plugin_loop.py). Either way the server's event
-loop is never blocked, and a call past its timeout is abandoned at once (its thread finishes, or not, in
-the background; the overrun is logged when it does).
+Sync code runs on the catalog's plugin threads (threads.py: daemon threads, so a slow plugin never takes the
+threads the stores use and a stuck one never holds the process's exit); async code runs on the version's own loop
+(plugin_loop.py). Either way the server's event loop is never blocked, and a call past its timeout is abandoned at
+once (its thread finishes, or not, in the background; the overrun is logged when it does). Whatever the plugin
+raises, `SystemExit` and `KeyboardInterrupt` included, ends that call only (failures.contained).
 """
 
 from __future__ import annotations
@@ -16,29 +17,22 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from toolsets.extensions.plugins.context import PluginContext, ProgressSink, plugin_logger
 from toolsets.extensions.plugins.module import PluginModule, fitted, forget
 from toolsets.extensions.plugins.plugin_loop import PluginLoop, is_async
 from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginLoadError
+from toolsets.extensions.plugins.threads import PluginThreads
 
 logger = logging.getLogger("truloop.plugins")
 
-_threads: anyio.CapacityLimiter | None = None
-PLUGIN_THREADS = 32
-
-
-def plugin_threads() -> anyio.CapacityLimiter:
-    global _threads
-    if _threads is None:
-        _threads = anyio.CapacityLimiter(PLUGIN_THREADS)
-    return _threads
-
 
 class InProcessRunner:
-    def __init__(self, loaded: PluginModule, *, tool_name: str, version: str, data_dir: Path) -> None:
+    def __init__(
+        self, loaded: PluginModule, *, tool_name: str, version: str, data_dir: Path, threads: PluginThreads
+    ) -> None:
         self._loaded = loaded
+        self._threads = threads
         self._tool_name = tool_name
         self._version = version
         self._data_dir = data_dir
@@ -118,9 +112,7 @@ class InProcessRunner:
         try:
             if is_async(function):
                 return await self._plugin_loop().run(on_loop())
-            result = await anyio.to_thread.run_sync(
-                partial(in_thread), abandon_on_cancel=True, limiter=plugin_threads()
-            )
+            result = await self._threads.run(partial(in_thread))
             if hasattr(result, "__await__"):  # a sync function that returned an awaitable
                 return await self._plugin_loop().run(result)
             return result

@@ -49,10 +49,8 @@ def import_plugin(text: str, path: Path, name: str) -> PluginModule:
     except PluginImportError:
         forget(name)
         raise
-    except BaseException as exc:  # SystemExit too: a plugin's import must never stop the server
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt too: a plugin's import must never stop the server
         forget(name)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         raise PluginImportError(f"importing it raised {type(exc).__name__}: {exc}") from None
 
 

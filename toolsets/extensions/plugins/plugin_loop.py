@@ -1,7 +1,9 @@
 """An asyncio loop on a daemon thread of its own, for one plugin version's async code.
 
 A plugin's `async def run` that blocks (a `time.sleep`, a busy loop) then blocks only this loop, never
-the server's: the server awaits the result from afar and gives up at the plugin's timeout.
+the server's: the server awaits the result from afar and gives up at the plugin's timeout. What the plugin
+raises, `SystemExit` and `KeyboardInterrupt` included (asyncio would let those stop the loop and reach the
+server's task), comes back as an `Exception` for that call only.
 """
 
 from __future__ import annotations
@@ -11,11 +13,23 @@ import threading
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+from toolsets.extensions.plugins.failures import contained
+
 T = TypeVar("T")
 
 
 async def _awaited(awaitable: Awaitable[T]) -> T:
-    return await awaitable
+    try:
+        return await awaitable
+    except Exception:
+        raise
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the caller withdrew the call (its timeout)
+        raise contained(asyncio.CancelledError("the plugin raised CancelledError")) from None
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit...: this call's failure only
+        raise contained(exc) from None
 
 
 class PluginLoop:

@@ -1,9 +1,13 @@
 """`--plugin-isolation process`: each plugin version runs in a supervised worker process (worker.py).
 
-A plugin that crashes (segfault, `os._exit`), leaks or hangs cannot take the server with it: a crash
-fails the calls then in flight with `handler_error`, a call past its timeout returns `timeout` and its
-worker is killed (a hung call never ends otherwise), and the next call starts a fresh worker (which
-runs `create` again). The price is a process per version (~20 MB, ~0.1 s to start) and a pipe hop per
+A plugin that crashes (segfault, `os._exit`), leaks or hangs cannot take the server with it. When a worker dies,
+only the call that brought it down fails (`handler_error`, `PluginWorkerCrashed`): the worker names the call that
+called `os._exit` on its way out, a call past its timeout is the one whose worker is killed, and a worker that
+dies with one call in flight died of that call. The other calls then in flight (bystanders) are run once more on
+a fresh worker when the tool says that is safe (`readOnlyHint` or `idempotentHint`), else answered with a
+`handler_error` that is `retryable: true` (they may or may not have run). A call past its timeout returns
+`timeout` and its worker is killed (a hung call never ends otherwise), and the next call starts a fresh worker
+(which runs `create` again). The price is a process per version (~20 MB, ~0.1 s to start) and a pipe hop per
 call (see the README's plugin benchmark).
 """
 
@@ -23,7 +27,9 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.extensions.plugins.context import ProgressSink
+from toolsets.extensions.plugins.failures import PluginWorkerCrashed, stand_in
 from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginLoadError
 from toolsets.extensions.plugins.source import PluginSource
 from toolsets.infra.child_env import child_environment
@@ -36,14 +42,29 @@ CLOSE_SECONDS = 5.0
 MAX_LINE = 64 * 1024 * 1024
 
 
-class PluginWorkerCrashed(Exception):  # noqa: N818 - the name the model sees ("internal error (PluginWorkerCrashed)")
-    """The worker process ended while this call was running in it."""
+__all__ = ["PluginWorkerCrashed", "ProcessRunner"]
 
 
-def _remote_error(type_name: str, trace: str) -> Exception:
+def _remote_error(answer: dict[str, Any], tool: str) -> Exception:
     """An exception named like the plugin's own (the model sees only the name); the worker's trace goes to the log."""
-    safe = type_name if type_name.isidentifier() else "PluginError"
-    return type(safe, (Exception,), {"__module__": "plugin"})(f"raised in the worker process:\n{trace}")
+    if answer.get("not_json"):
+        return ToolError(
+            f"The tool {tool} returned a result that is not JSON data ({answer.get('message')}); the plugin needs "
+            "fixing.",
+            code=ErrorCode.HANDLER_ERROR,
+        )
+    trace = str(answer.get("message"))
+    fatal = answer.get("fatal")
+    return stand_in(str(answer.get("type")), f"raised in the worker process:\n{trace}", fatal=fatal)
+
+
+def _bystander(tool: str) -> ToolError:
+    return ToolError(
+        f"The tool {tool} was interrupted: its worker process crashed because of another call running beside this "
+        "one. This call may or may not have completed; it is safe to call it again.",
+        code=ErrorCode.HANDLER_ERROR,
+        retryable=True,
+    )
 
 
 @dataclass(eq=False)
@@ -60,6 +81,15 @@ class _Worker:
     control: _Reply | None = None
     exit_code: int | None = None
     send_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    culprits: set[int] = field(default_factory=set)  # the calls known to have ended it (os._exit, a timeout)
+    killed: bool = False  # we killed it (a timeout, a malformed line): no call in flight brought it down itself
+    in_flight_at_end: int = 0
+
+    def caused_by(self, call_id: int) -> bool:
+        """Whether this call brought the worker down (else it was a bystander)."""
+        if self.culprits or self.killed:
+            return call_id in self.culprits
+        return self.in_flight_at_end == 1
 
     async def send(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -82,6 +112,7 @@ class _Worker:
 
     def ended(self, code: int | None) -> None:
         self.exit_code = code
+        self.in_flight_at_end = len(self.calls)
         for reply in [*self.calls.values(), *([self.control] if self.control else [])]:
             reply.done.set()
 
@@ -96,6 +127,7 @@ class ProcessRunner:
         self._boot_lock = anyio.Lock()
         self._ids = itertools.count(1)
         self._stopping = False
+        self._retry_safe = False  # read-only or idempotent: a bystander of a crash may run again
         self.starts = 0  # workers started for this version (1 unless one crashed or hung)
 
     @property
@@ -111,9 +143,11 @@ class ProcessRunner:
             raise PluginLoadError(str(answer.get("message") or "the worker could not load the file"))
         return dict(answer["spec"])
 
-    def identify(self, name: str, data_dir: Path) -> None:
-        """The tool's name and data folder, known once its spec was read, for the plugin's context."""
+    def identify(self, name: str, data_dir: Path, *, retry_safe: bool = False) -> None:
+        """The tool's name and data folder, known once its spec was read, for the plugin's context; `retry_safe`:
+        a call interrupted by another call's crash may run again (the tool is read-only or idempotent)."""
         self._header = {"name": name, "version": self._source.version, "data_dir": str(data_dir)}
+        self._retry_safe = retry_safe
 
     async def start(self) -> None:
         worker = self._worker
@@ -125,30 +159,46 @@ class ProcessRunner:
             raise PluginLoadError(str(answer.get("message") or "create(context) failed in the worker"))
 
     async def call(self, input_data: dict[str, Any], info: CallInfo, progress: ProgressSink) -> Any:
-        worker = await self._ready()
-        call_id = next(self._ids)
-        reply = worker.calls[call_id] = _Reply(progress)
-        info_data = {"caller_id": info.caller_id, "role": info.role, "request_id": info.request_id}
-        try:
-            await worker.send({"op": "call", "id": call_id, "input": input_data, "info": info_data})
-            await reply.done.wait()
-        except anyio.get_cancelled_exc_class():
-            # past its timeout (or withdrawn): a hung call would hold the worker forever, so it goes
-            logger.warning(
-                "plugin %s: killing its worker (pid %s) after a call that did not finish",
-                self.label,
-                worker.process.pid,
-            )
-            self._kill(worker)
-            raise
-        finally:
-            worker.calls.pop(call_id, None)
-        answer = reply.message
-        if answer is None:
-            raise PluginWorkerCrashed(f"the worker process exited (code {worker.exit_code}) during the call")
-        if answer["op"] == "error":
-            raise _remote_error(str(answer.get("type")), str(answer.get("message")))
-        return answer.get("value")
+        retried = False
+        while True:
+            worker = await self._ready()
+            call_id = next(self._ids)
+            reply = worker.calls[call_id] = _Reply(progress)
+            info_data = {"caller_id": info.caller_id, "role": info.role, "request_id": info.request_id}
+            try:
+                await worker.send({"op": "call", "id": call_id, "input": input_data, "info": info_data})
+                await reply.done.wait()
+            except PluginWorkerCrashed:
+                if self._worker is worker:
+                    self._worker = None  # its pipe is broken: the next call starts another
+                if retried:  # the worker died before this call reached it, twice
+                    raise _bystander(self.label) from None
+                retried = True  # it never ran: safe to send again, to a fresh worker
+                continue
+            except anyio.get_cancelled_exc_class():
+                # past its timeout (or withdrawn): a hung call would hold the worker forever, so it goes
+                logger.warning(
+                    "plugin %s: killing its worker (pid %s) after a call that did not finish",
+                    self.label,
+                    worker.process.pid,
+                )
+                worker.culprits.add(call_id)
+                worker.killed = True
+                self._kill(worker)
+                raise
+            finally:
+                worker.calls.pop(call_id, None)
+            answer = reply.message
+            if answer is not None:
+                if answer["op"] == "error":
+                    raise _remote_error(answer, self.label)
+                return answer.get("value")
+            if worker.caused_by(call_id):
+                raise PluginWorkerCrashed(f"the worker process exited (code {worker.exit_code}) during the call")
+            if retried or not self._retry_safe:
+                raise _bystander(self.label)
+            retried = True
+            logger.warning("plugin %s: running a call again after another call crashed its worker", self.label)
 
     async def stop(self) -> None:
         self._stopping = True
@@ -214,6 +264,7 @@ class ProcessRunner:
             pass
         except (anyio.DelimiterNotFound, ValueError):
             logger.error("plugin %s: the worker wrote a malformed line; killing it", self.label)
+            worker.killed = True
             self._kill(worker)
         finally:
             with anyio.CancelScope(shield=True):
@@ -238,18 +289,22 @@ class ProcessRunner:
                 return
             reply.message = message
             reply.done.set()
+        elif op == "exiting" and message.get("id") is not None:
+            worker.culprits.add(message["id"])  # its os._exit: the process ends right after this line
         elif worker.control is not None:
             worker.control.message = message
             worker.control.done.set()
 
     async def _terminate(self, worker: _Worker) -> None:
-        if worker.exit_code is None and worker.process.returncode is None:
-            try:
-                with anyio.move_on_after(CLOSE_SECONDS):
-                    await worker.ask({"op": "close"}, CLOSE_SECONDS)
-            except (PluginWorkerCrashed, TimeoutError):
-                pass
-        self._kill(worker)
+        try:
+            if worker.exit_code is None and worker.process.returncode is None:
+                try:
+                    with anyio.move_on_after(CLOSE_SECONDS):
+                        await worker.ask({"op": "close"}, CLOSE_SECONDS)
+                except (PluginWorkerCrashed, TimeoutError):
+                    pass
+        finally:
+            self._kill(worker)  # also when we are cut short: no worker outlives its version
         with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
             await worker.process.wait()
         if self._worker is worker:

@@ -116,10 +116,13 @@ def offered_to(tool: Tool, profile: str) -> bool:
 
 
 def json_value(value: Any, name: str) -> Any:
-    """The plugin's result as plain JSON data, or a handler_error saying why not."""
+    """The plugin's result as plain JSON data, or a handler_error saying why not: an object JSON cannot hold,
+    NaN or infinity, a cycle, or a string with a lone surrogate (it has no UTF-8 form)."""
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")  # a lone surrogate passes json.dumps but can never be sent
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError) as exc:  # (UnicodeEncodeError is a ValueError)
         raise ToolError(
             f"The tool {name} returned a result that is not JSON data ({exc}); the plugin needs fixing.",
             code=ErrorCode.HANDLER_ERROR,

@@ -35,4 +35,7 @@ class PluginToolset(AbstractToolset):
     async def call_tool(self, call: ToolCall) -> ToolResult:
         if not isinstance(call.tool, PluginTool):
             return ToolErr(ErrorCode.UNKNOWN_TOOL, f"{call.tool.name} is not a plugin.")
-        return await settle(call.tool.name, self.catalog.canary.run(call))  # the stable version, or its candidate
+        outcome = await settle(call.tool.name, self.catalog.canary.run(call))  # the stable version, or its candidate
+        if self.catalog.outcome_listeners:
+            await self.catalog.heard(call.tool.name, call.notes.tool_version or call.tool.version.version, outcome)
+        return outcome

@@ -21,6 +21,7 @@ import anyio
 from toolsets.core.call_notes import Route
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.extensions.plugins.failures import contained
 from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource
 from toolsets.extensions.plugins.spec import PluginSpec
@@ -92,11 +93,12 @@ class PluginVersion:
             if self._retired and not self._active:
                 await self._close()
 
-    async def retire(self) -> None:
-        """No new calls will find this version; close it now, or when its last call ends."""
+    async def retire(self, close_seconds: float = CLOSE_SECONDS) -> None:
+        """No new calls will find this version; close it now (waiting `close_seconds` at most), or when its last
+        call ends."""
         self._retired = True
         if not self._active:
-            await self._close()
+            await self._close(close_seconds)
 
     async def _run(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Any:
         info = CallInfo(ctx.caller.user_id, ctx.caller.role, ctx.request.request_id)
@@ -113,6 +115,10 @@ class PluginVersion:
                     value = await self.runner.call(arguments, info, progress)
             except Exception as exc:  # raised here rather than through the task group (which would wrap it)
                 failure = exc
+            except BaseException as exc:
+                if isinstance(exc, anyio.get_cancelled_exc_class()):
+                    raise
+                failure = contained(exc)  # a runner that let a SystemExit through: still this call's failure
             finally:
                 send.close()
         if failure is not None:
@@ -133,11 +139,11 @@ class PluginVersion:
         logger.debug("plugin %s answered in %.1f ms", self.name, (time.monotonic() - started) * 1000)
         return value
 
-    async def _close(self) -> None:
+    async def _close(self, seconds: float = CLOSE_SECONDS) -> None:
         if self._closed:
             return
         self._closed = True
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS) as scope:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(seconds) as scope:
             try:
                 await self.runner.stop()
             except Exception as exc:
@@ -145,9 +151,7 @@ class PluginVersion:
                     "plugin %s (version %s): close() raised %s: %s", self.name, self.version, type(exc).__name__, exc
                 )
         if scope.cancelled_caught:
-            logger.warning(
-                "plugin %s (version %s): close() took longer than %g s", self.name, self.version, CLOSE_SECONDS
-            )
+            logger.warning("plugin %s (version %s): close() took longer than %g s", self.name, self.version, seconds)
 
     def __repr__(self) -> str:
         return f"<PluginVersion {self.name}@{self.version} {self.source.path.name}>"

@@ -4,8 +4,11 @@
 
 One JSON object a line each way. In: `load` {path, source, module}, `create` {name, version, data_dir}, `call`
 {id, input, info}, `close`. Out: `loaded` {spec}, `created`, `progress` {id, ...}, `result` {id, value},
-`error` {id, type, message}, `failed` {message}, `closed`. The plugin's own stdout goes to stderr (the
-pipe is the protocol), and the worker ends when its input ends (the server is gone).
+`error` {id, type, message, fatal?, not_json?}, `failed` {message}, `closed`, and `exiting` {id}: the call
+whose code called `os._exit` (said just before the process ends, so the server fails that call alone and retries
+or releases the others). The plugin's own stdout goes to stderr (the pipe is the protocol), and the worker ends
+when its input ends (the server is gone). Whatever a plugin raises (`SystemExit` and `KeyboardInterrupt`
+included) is that call's `error`; the worker lives on.
 """
 
 from __future__ import annotations
@@ -21,13 +24,28 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from toolsets.extensions.plugins.context import PluginContext, plugin_logger
+from toolsets.extensions.plugins.failures import fatal_kind
 from toolsets.extensions.plugins.module import PluginImportError, PluginModule, fitted, import_plugin
 from toolsets.extensions.plugins.plugin_loop import is_async
+
+
+class NotJSON(ValueError):  # noqa: N818 - the error type the model sees
+    pass
+
+
+def encoded(message: dict[str, Any]) -> bytes:
+    """One protocol line; NotJSON when the message holds what JSON cannot carry (NaN, a lone surrogate...)."""
+    try:
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise NotJSON(f"{type(exc).__name__}: {exc}") from None
 
 
 class Worker:
     def __init__(self, out: BinaryIO) -> None:
         self._out = out
+        self._calls_by_thread: dict[int, int] = {}  # thread ident -> the call its sync code runs
+        self._calls_by_task: dict[asyncio.Task[Any], int] = {}  # a call's handling task -> its id
         self._write_lock = threading.Lock()
         self._loaded: PluginModule | None = None
         self._run: Any = None
@@ -36,13 +54,33 @@ class Worker:
         self._header: dict[str, Any] = {}
 
     def send(self, message: dict[str, Any]) -> None:
+        """Write one line. A result that is not JSON data becomes that call's `error` (`not_json`); any other
+        message that cannot be encoded raises NotJSON (a progress report is then dropped by its sender)."""
         try:
-            line = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            line = json.dumps({"op": "error", "id": message.get("id"), "type": type(exc).__name__, "message": str(exc)})
+            data = encoded(message)
+        except NotJSON as exc:
+            op = message.get("op")
+            if op == "result":
+                call_id = message.get("id")
+                data = encoded({"op": "error", "id": call_id, "type": "NotJSON", "message": str(exc), "not_json": True})
+            elif op in ("loaded", "created", "closed"):
+                data = encoded({"op": "failed", "message": f"not plain JSON data: {exc}"})
+            else:
+                raise
         with self._write_lock:
-            self._out.write(line.encode() + b"\n")
+            self._out.write(data)
             self._out.flush()
+
+    def running_call(self) -> int | None:
+        """The call whose code runs on this thread (or in this task), if any."""
+        call_id = self._calls_by_thread.get(threading.get_ident())
+        if call_id is not None:
+            return call_id
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:
+            return None
+        return self._calls_by_task.get(task) if task is not None else None
 
     def context(self, info: dict[str, Any] | None = None, call_id: int | None = None) -> PluginContext:
         header = self._header
@@ -65,11 +103,21 @@ class Worker:
             **extra,
         )
 
-    async def invoke(self, function: Any, *args: Any) -> Any:
+    async def invoke(self, function: Any, *args: Any, call_id: int | None = None) -> Any:
         args = fitted(function, *args)
         if is_async(function):
             return await function(*args)
-        result = await asyncio.get_running_loop().run_in_executor(self._threads, lambda: function(*args))
+
+        def in_thread() -> Any:
+            ident = threading.get_ident()
+            if call_id is not None:
+                self._calls_by_thread[ident] = call_id
+            try:
+                return function(*args)
+            finally:
+                self._calls_by_thread.pop(ident, None)
+
+        result = await asyncio.get_running_loop().run_in_executor(self._threads, in_thread)
         if hasattr(result, "__await__"):
             return await result
         return result
@@ -92,7 +140,7 @@ class Worker:
             if self._loaded.create is not None:
                 try:
                     self._instance = await self.invoke(self._loaded.create, self.context())
-                except Exception as exc:
+                except BaseException as exc:
                     return self.send({"op": "failed", "message": f"create(context) raised {type(exc).__name__}: {exc}"})
                 self._run = getattr(self._instance, "run", None)
                 if not callable(self._run):
@@ -101,26 +149,52 @@ class Worker:
             return self.send({"op": "created"})
         if op == "call":
             call_id = message["id"]
+            task = asyncio.current_task()
+            if task is not None:
+                self._calls_by_task[task] = call_id
             try:
                 value = await self.invoke(
-                    self._run, message.get("input") or {}, self.context(message.get("info"), call_id)
+                    self._run, message.get("input") or {}, self.context(message.get("info"), call_id), call_id=call_id
                 )
-            except Exception as exc:
+            except BaseException as exc:
                 trace = traceback.format_exc(limit=20)
-                return self.send({"op": "error", "id": call_id, "type": type(exc).__name__, "message": trace})
+                error = {"op": "error", "id": call_id, "type": type(exc).__name__, "message": trace}
+                fatal = fatal_kind(exc)
+                return self.send({**error, "fatal": fatal} if fatal else error)
+            finally:
+                if task is not None:
+                    self._calls_by_task.pop(task, None)
             return self.send({"op": "result", "id": call_id, "value": value})
         if op == "close":
             close = getattr(self._instance, "close", None)
             if callable(close):
                 try:
                     await self.invoke(close)
-                except Exception as exc:
+                except BaseException as exc:
                     plugin_logger(self._header.get("name", "?")).warning(
                         "close() raised %s: %s", type(exc).__name__, exc
                     )
             self.send({"op": "closed"})
-            os._exit(0)
+            _exit(0)
         return None
+
+
+_exit = os._exit  # the real one, for the worker's own ends
+
+
+def report_exits(worker: Worker) -> None:
+    """Replace `os._exit` so that a plugin calling it names its call on the way out (the server then fails that
+    call alone). The process still ends at once, with the plugin's exit code."""
+
+    def exiting(code: int) -> None:
+        try:
+            call_id = worker.running_call()
+            if call_id is not None:
+                worker.send({"op": "exiting", "id": call_id})
+        finally:
+            _exit(code)
+
+    os._exit = exiting
 
 
 def _read_lines(source: BinaryIO, loop: asyncio.AbstractEventLoop, worker: Worker) -> None:
@@ -137,7 +211,7 @@ def _read_lines(source: BinaryIO, loop: asyncio.AbstractEventLoop, worker: Worke
         except ValueError:
             continue
         loop.call_soon_threadsafe(start, message)
-    os._exit(0)  # the server closed our input: it is gone or done with us; hung plugin threads go too
+    _exit(0)  # the server closed our input: it is gone or done with us; hung plugin threads go too
 
 
 def main() -> None:
@@ -150,6 +224,7 @@ def main() -> None:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     worker = Worker(protocol_out)
+    report_exits(worker)
     threading.Thread(target=_read_lines, args=(protocol_in, loop, worker), daemon=True).start()
     loop.run_forever()
 

@@ -1,4 +1,4 @@
-"""Canary rollout of plugin tool versions (seed 003, section 13).
+"""Canary rollout of plugin tool versions.
 
 A candidate version is `DIR/NAME.canary.py` declaring the same tool name as a served plugin. One job a module:
 
@@ -6,10 +6,12 @@ A candidate version is `DIR/NAME.canary.py` declaring the same tool name as a se
 - policy.py: shares and ladders by risk, and the thresholds of the rules
 - metrics.py: samples per tool version and their two windows (last 100 calls, last 30 minutes)
 - rules.py: promote / hold / rollback from the windows; actions.py: the state transitions (auto and operator)
-- state.py: the shared state of one tool's rollout; store.py: kept in memory (+ a JSON file for the
-  operator's command), or in Redis (bridge/redis_canary.py) so every replica routes and decides alike
+- state.py: the shared state of one tool's rollout; store.py: kept in memory (+ files for the operator's
+  command: the states in one JSON file, the samples in one file per version and step), or in Redis
+  (bridge/redis_canary.py) so every replica routes and decides alike
 - files.py: promotion to 100% (the candidate becomes the stable file, the old one goes under DIR/.history/)
   and hard rollback (the candidate file is disabled)
 - middleware.py: `CanaryMiddleware(catalog)`, which picks the version of a call and pins it on the call
-- router.py: `CanaryRouter.run` (runs the pinned version), samples, decisions, audit events
+- router.py: `CanaryRouter.run` (runs the pinned version), samples, decisions (a fatal error, as the plugins'
+  failures.py classes it, rolls back at once; any other error counts toward the error rate), audit events
 """

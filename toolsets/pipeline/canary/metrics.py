@@ -22,15 +22,15 @@ class Sample:
     at: float  # epoch seconds (replicas compare them: wall clock, not monotonic)
     outcome: Outcome  # a timeout is an error too: it counts in both rates
     latency_ms: float
-    crash: str | None = None  # the exception type when the version crashed (not a ToolError refusal)
+    fatal: str | None = None  # a fatal error's kind (plugins/failures.py: permission, data_damage, process_died)
 
     def encode(self) -> str:
-        return json.dumps([round(self.at, 3), self.outcome, round(self.latency_ms, 3), self.crash])
+        return json.dumps([round(self.at, 3), self.outcome, round(self.latency_ms, 3), self.fatal])
 
     @classmethod
     def decode(cls, text: str | bytes) -> Sample:
-        at, outcome, latency, crash = json.loads(text)
-        return cls(float(at), outcome, float(latency), crash)
+        at, outcome, latency, fatal = json.loads(text)
+        return cls(float(at), outcome, float(latency), fatal)
 
 
 class Stats(BaseModel):
@@ -82,7 +82,3 @@ def windows(samples: Sequence[Sample], now: float | None = None) -> Windows:
     since = (time.time() if now is None else now) - WINDOW_SECONDS
     recent = [s for s in samples if s.at >= since]
     return Windows(last_calls=stats(samples[-WINDOW_CALLS:]), last_minutes=stats(recent))
-
-
-def crash_types(samples: Sequence[Sample]) -> frozenset[str]:
-    return frozenset(s.crash for s in samples if s.crash)

@@ -1,4 +1,4 @@
-"""The rollout policy (seed 003, 13.6 and 13.13): start shares and ladders by risk, and the rules' thresholds."""
+"""The rollout policy: start shares and ladders by risk, and the rules' thresholds."""
 
 from __future__ import annotations
 

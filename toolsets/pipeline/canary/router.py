@@ -3,7 +3,9 @@
 `CanaryMiddleware` (toolsets/pipeline/canary/middleware.py, composed before the audit middleware) picks the version
 of a plugin call that has a candidate and pins it on the call's notes, so both audit lines carry `tool_version` and
 `route`; `CanaryRouter.run` (the plugin toolset's innermost step) runs the call on that version, records its sample,
-and every `EVALUATE_EVERY` candidate calls (at once for a fatal error) applies the rules. A decision is one audit
+and every `EVALUATE_EVERY` candidate calls applies the rules. A fatal error of the candidate (a permission error,
+data damage, its worker process dying: plugins/failures.py) rolls it back hard at once; any other error counts
+toward the error rate. A rollout starts as soon as the catalog loads the candidate (`observe`). A decision is one audit
 event (`canary_decision`), written by the one process whose revision-checked write won. The canary never fails a
 call: when its store is unreachable, calls run on the stable version and nothing is recorded.
 """
@@ -23,8 +25,9 @@ from toolsets.core.call import ToolCall
 from toolsets.core.call_notes import Route
 from toolsets.core.envelope import ToolOk, ToolResult
 from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolError
+from toolsets.extensions.plugins.failures import DESCRIBED, fatal_kind
 from toolsets.pipeline.canary import actions, files
-from toolsets.pipeline.canary.metrics import Outcome, Sample, crash_types, windows
+from toolsets.pipeline.canary.metrics import Outcome, Sample, windows
 from toolsets.pipeline.canary.policy import EVALUATE_EVERY, ladder_for
 from toolsets.pipeline.canary.routing import KeyKind, routing_key, to_candidate
 from toolsets.pipeline.canary.rules import decide
@@ -61,6 +64,20 @@ class CanaryRouter:
         self.store = store if store is not None else LocalCanaryStore()
         self.key_kind = key_kind
         self.emit = emit
+
+    async def observe(self) -> None:
+        """Start (or bring up to date) the rollout of every loaded candidate, before any call of it: the catalog
+        calls this when what it serves changed."""
+        for name, stable in list(self.catalog.versions().items()):
+            candidate = self.catalog.candidate(name)
+            if candidate is None:
+                continue
+            try:
+                state = await self._state(stable, candidate, self.emit)
+                if state is not None and state.candidate == candidate.version and state.status == "promoted":
+                    await self.apply_files(state)  # promoted elsewhere (an operator, another replica)
+            except Exception as exc:
+                logger.warning("canary of %s: store unavailable (%s); the rollout starts at its first call", name, exc)
 
     # -- choosing ----------------------------------------------------------------------------------------------
 
@@ -128,7 +145,8 @@ class CanaryRouter:
         call.notes.pin(choice.version.version, choice.route, choice)
         started = time.perf_counter()
         outcome: Outcome | None = None
-        crash: str | None = None
+        fatal: str | None = None
+        raised = ""
         try:
             data = await tool.run(call.ctx, call.arguments, choice.version, choice.route)
             outcome = "ok"
@@ -139,22 +157,22 @@ class CanaryRouter:
             outcome = "timeout" if exc.code == ErrorCode.TIMEOUT else "error"
             raise
         except Exception as exc:
-            outcome, crash = "error", type(exc).__name__
+            outcome, fatal, raised = "error", fatal_kind(exc), type(exc).__name__
             raise
         finally:
             if outcome is not None:
-                sample = Sample(time.time(), outcome, (time.perf_counter() - started) * 1000, crash)
-                await self._after(choice, sample, self.emit)
+                sample = Sample(time.time(), outcome, (time.perf_counter() - started) * 1000, fatal)
+                await self._after(choice, sample, self.emit, raised)
 
-    async def _after(self, choice: Choice, sample: Sample, emit: Emit | None) -> None:
+    async def _after(self, choice: Choice, sample: Sample, emit: Emit | None, raised: str = "") -> None:
         state = choice.state
         try:
             canary = choice.route == "canary"
             count = await self.store.record(state.step_key() if canary else state.stable_key(), sample)
             if not canary or state.status not in ("active", "held"):
                 return
-            if sample.crash is not None:
-                await self._judge_crash(state, sample.crash, emit)
+            if sample.fatal is not None:
+                await self._judge_fatal(state, sample.fatal, emit, raised)
             elif count % EVALUATE_EVERY == 0:
                 await self.evaluate(state.tool, emit)
         except Exception as exc:
@@ -162,11 +180,10 @@ class CanaryRouter:
 
     # -- deciding ----------------------------------------------------------------------------------------------
 
-    async def _judge_crash(self, state: CanaryState, crash: str, emit: Emit | None) -> None:
-        """A fatal error: a crash (a permission error, any exception) the candidate raised and stable did not."""
-        if crash in crash_types(await self.store.samples(state.stable_key())):
-            return await self.evaluate(state.tool, emit)
-        reason = f"fatal error: the candidate raised {crash}, which the stable version did not"
+    async def _judge_fatal(self, state: CanaryState, kind: str, emit: Emit | None, raised: str = "") -> None:
+        """A fatal error (one is enough): the candidate is rolled back hard at once, its file disabled."""
+        what = f" ({raised})" if raised else ""
+        reason = f"fatal error: {DESCRIBED.get(kind, kind)}{what} in a candidate call"
         await self._decide(state.tool, emit, lambda now: actions.rollback(now, reason, hard=True, rule="fatal"))
 
     async def evaluate(self, tool: str, emit: Emit | None = None) -> CanaryState | None:

@@ -1,7 +1,9 @@
-"""The seed's rules (13.6), evaluated on the candidate's windows at its current step against stable's windows:
+"""The rollout rules, evaluated on the candidate's windows at its current step against stable's windows:
 
-- roll back at once when the error rate is above 5% (over at least `MIN_CALLS_TO_ROLL_BACK` calls) in either
-  window; a fatal error (a crash type the candidate raised and stable did not) is judged by the router at once;
+- roll back when the error rate is above 5% (over at least `MIN_CALLS_TO_ROLL_BACK` calls) in either window;
+  every error counts here, whatever its exception type. Only a fatal error (a permission error, data damage, or
+  the candidate's worker process dying: plugins/failures.py) rolls back at once, on a single event, and that is
+  the router's (`CanaryRouter._judge_fatal`);
 - promote one step when the last-100 window is full (100 calls at this step) and, in both windows, the error
   rate is at most 2%, the timeout rate at most 1%, and p95 within +20% of stable's (`P95_SLACK_MS` for tiny ones);
 - hold otherwise (too few calls, an error rate between 2% and 5%, timeouts, slow tail, or the operator's hold).

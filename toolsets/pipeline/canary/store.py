@@ -1,8 +1,10 @@
 """Where rollouts live: `CanaryStore` (the protocol), and `LocalCanaryStore` for a single server.
 
 `LocalCanaryStore` keeps samples in memory and, given a path, mirrors the states into a JSON file
-(`<data-dir>/canary/state.json`), so `truloop-mcp canary ...` on the same machine reads and changes what the
-server routes by. With `--redis-url`, `bridge/redis_canary.py` keeps both in Redis for every replica.
+(`<data-dir>/canary/state.json`) and appends each sample to a file of its key (`<data-dir>/canary/samples/`), so
+`truloop-mcp canary ...` on the same machine reads and changes what the server routes by, and sees the calls it
+counted (a server that restarts reads them back too). With `--redis-url`, `bridge/redis_canary.py` keeps both
+in Redis for every replica.
 A state is written only over the revision it was read at (`save(..., expected)`), so one of two concurrent
 decisions applies and the other is read back.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -24,6 +27,8 @@ from toolsets.infra.private_files import open_private, private_dir, write_privat
 from toolsets.pipeline.canary.metrics import Sample
 from toolsets.pipeline.canary.policy import MAX_SAMPLES
 from toolsets.pipeline.canary.state import CanaryState
+
+SAMPLES = "samples"
 
 
 class CanaryStore(Protocol):
@@ -68,13 +73,57 @@ class LocalCanaryStore:
     async def record(self, key: str, sample: Sample) -> int:
         kept = self._samples.get(key)
         if kept is None:
-            kept = self._samples[key] = deque(maxlen=MAX_SAMPLES)
+            kept = self._samples[key] = deque(self._read_samples(key), maxlen=MAX_SAMPLES)
+            self._counts[key] = len(kept)
         kept.append(sample)
         self._counts[key] = self._counts.get(key, 0) + 1
+        self._append_sample(key, sample, self._counts[key])
         return self._counts[key]
 
     async def samples(self, key: str) -> list[Sample]:
-        return list(self._samples.get(key, ()))
+        kept = self._samples.get(key)
+        if kept is None:  # another process's (the server's, for `canary status`), or from before a restart
+            return self._read_samples(key)
+        return list(kept)
+
+    # -- the samples' files ----------------------------------------------------------------------------------------
+
+    def _sample_file(self, key: str) -> Path | None:
+        if self.path is None:
+            return None
+        return self.path.parent / SAMPLES / (re.sub(r"[^A-Za-z0-9_.@-]", "_", key) + ".jsonl")
+
+    def _append_sample(self, key: str, sample: Sample, count: int) -> None:
+        """One short line appended (a write of a few dozen bytes: not worth a thread hop); the file is cut back to
+        the newest `MAX_SAMPLES` when it holds twice as many."""
+        file = self._sample_file(key)
+        if file is None:
+            return
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            with open(file, "a", encoding="utf-8") as handle:
+                handle.write(sample.encode() + "\n")
+            if count % MAX_SAMPLES == 0 and count >= 2 * MAX_SAMPLES:
+                kept = list(self._samples.get(key, ()))
+                temporary = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+                temporary.write_text("".join(s.encode() + "\n" for s in kept), encoding="utf-8")
+                temporary.replace(file)
+        except OSError:
+            pass  # the canary never fails a call; this process's own samples stay in memory
+
+    def _read_samples(self, key: str) -> list[Sample]:
+        file = self._sample_file(key)
+        if file is None:
+            return []
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()[-MAX_SAMPLES:]
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            with contextlib.suppress(ValueError, TypeError):
+                found.append(Sample.decode(line))
+        return found
 
     async def aclose(self) -> None:
         return None

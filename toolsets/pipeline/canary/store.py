@@ -100,13 +100,13 @@ class LocalCanaryStore:
         if file is None:
             return
         try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            with open(file, "a", encoding="utf-8") as handle:
+            private_dir(file.parent)
+            with open_private(file, "a", encoding="utf-8") as handle:
                 handle.write(sample.encode() + "\n")
             if count % MAX_SAMPLES == 0 and count >= 2 * MAX_SAMPLES:
                 kept = list(self._samples.get(key, ()))
                 temporary = file.with_name(f".{file.name}.{os.getpid()}.tmp")
-                temporary.write_text("".join(s.encode() + "\n" for s in kept), encoding="utf-8")
+                write_private(temporary, "".join(s.encode() + "\n" for s in kept))
                 temporary.replace(file)
         except OSError:
             pass  # the canary never fails a call; this process's own samples stay in memory

@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters
 
 from server.cli.hosts import HOSTS
 from tests.support import TRULOOP
-from tests.test_install_command import KEYS, OTHER, config_file, scratch_env, scope_args, truloop
+from tests.test_install_command import KEYS, OTHER, config_file, scope_args, scratch_env, truloop
 from tests.test_typescript_hosts import TS_DIR, _need, _node_env, node_home
 
 pytestmark = pytest.mark.slow

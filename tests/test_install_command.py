@@ -179,7 +179,8 @@ def test_print_shows_the_entry_and_writes_nothing(home: Path) -> None:
 def test_server_flags_after_the_double_dash_are_checked_and_passed_through(home: Path, tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     tools.mkdir()  # checked as the server would check it
-    done = truloop(home, "install", "cursor", "--profile", "member", "--", "--tools-dir", str(tools), "--confirm", "strict")
+    server_flags = ["--tools-dir", str(tools), "--confirm", "strict"]
+    done = truloop(home, "install", "cursor", "--profile", "member", "--", *server_flags)
     assert done.returncode == 0, done.stderr
     entry = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["truloop"]
     assert entry["args"] == ["--profile", "member", "--tools-dir", str(tools), "--confirm", "strict"]

@@ -125,3 +125,31 @@ def test_typescript_client_over_http(node_home: Path, tmp_path: Path) -> None:
         _check_client_output(done.stdout, confirmed=True)
         refused = _node(folder, node_home, "http", f"{base}/mcp")
         assert refused.returncode == 1 and "invalid_token" in refused.stderr
+
+
+def test_the_readme_langgraph_block_runs_on_create_agent(tmp_path: Path) -> None:
+    """README's LangGraph block, run as written (its store under a scratch HOME) with the example's stand-in model."""
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### LangGraph / LangChain", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "from langchain.agents import create_agent" in block and "create_react_agent" not in block
+    driver = tmp_path / "driver.py"
+    driver.write_text(
+        f"{block}\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(EXAMPLES / 'python')!r})\n"
+        "from langgraph_agent import ScriptedModel\n"
+        "asyncio.run(main(ScriptedModel()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(driver)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        env=child_env(HOME=str(tmp_path / "home")),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Deprecat" not in done.stderr, done.stderr
+    assert done.stdout.startswith("Done: ") and '"forgotten":true' in done.stdout  # confirmed, then run
+    assert (tmp_path / "home" / ".local" / "share" / "truloop").is_dir()

@@ -41,6 +41,7 @@ SUBCOMMANDS = (
         "tools_command",
         (
             ("tools list", "the --tools-dir plugins: versions, load errors"),
+            ("tools list --all [--json]", "every tool of each profile, built-in and plugins"),
             ("tools check FILE", "validate a plugin file without serving it"),
         ),
     ),
@@ -68,6 +69,21 @@ SUBCOMMANDS = (
         "canary",
         "canary_command",
         (("canary status|promote|hold|rollback NAME", "canary rollouts of plugin tools (NAME.canary.py)"),),
+    ),
+    Subcommand(
+        "install",
+        "install_command",
+        (
+            (
+                "install HOST [--scope user|workspace] [--print] [-- FLAGS]",
+                "add this server to claude-desktop, claude-code, cursor or vscode (docs/hosts.md)",
+            ),
+        ),
+    ),
+    Subcommand(
+        "uninstall",
+        "uninstall_command",
+        (("uninstall HOST [--scope user|workspace]", "take it out of that host's file again (the rest stays)"),),
     ),
 )
 SERVE = "serve_command"  # no subcommand named: the arguments are the server's flags

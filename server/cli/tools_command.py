@@ -3,6 +3,9 @@
     truloop-mcp tools list [--tools-dir DIR] [--json]   loaded plugins, their versions (content hashes), whether
                                                          each is the stable file or a candidate (`NAME.canary.py`)
                                                          and load errors; exit 0 (2 without a tools folder)
+    truloop-mcp tools list --all [--tools-dir DIR] [--json]
+                                                         every tool of each profile (member, notification-safe,
+                                                         guest): built-in and plugins
     truloop-mcp tools check FILE [--tools-dir DIR]       validate one plugin file: exit 0 when it would be
                                                          served, 1 with the reason when not
 
@@ -31,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="loaded plugins, versions (content hashes) and load errors")
     add_setting_flags(listing, only={"tools_dir", "data_dir", "log_level"})
     listing.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    listing.add_argument("--all", action="store_true", help="every tool of each profile, built-in and plugins")
     check = commands.add_parser("check", help="validate a plugin file without serving it (exit 1 with the reason)")
     check.add_argument("file", type=Path, metavar="FILE")
     add_setting_flags(check, only={"tools_dir", "data_dir", "log_level"})
@@ -40,8 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: Sequence[str]) -> None:
     args = vars(build_parser().parse_args(list(argv)))
     command, as_json, file = args.pop("command"), args.pop("json", False), args.pop("file", None)
+    every = args.pop("all", False)
     settings = settings_or_exit(args)
     configure_logging("ERROR" if settings.log_level == "WARNING" else settings.log_level)  # errors are our output
+    if every:
+        _list_all(settings.tools_dir, settings.data_dir, as_json)
+        return
     if command == "list":
         if settings.tools_dir is None:
             _fail("tools list: no tools folder: pass --tools-dir DIR or set TRULOOP_TOOLS_DIR", 2)
@@ -51,6 +59,14 @@ def run(argv: Sequence[str]) -> None:
     if not file.is_file():
         _fail(f"tools check: {file}: no such file", CHECK_FAILED)
     sys.stdout.write(anyio.run(_check, file, settings.tools_dir, settings.data_dir) + "\n")
+
+
+def _list_all(tools_dir: Path | None, data_dir: Path, as_json: bool) -> None:
+    """`tools list --all`: the built-in tools and the plugins, per profile (server/cli/tools_catalog.py)."""
+    from server.cli.tools_catalog import as_table, every_tool
+
+    report = anyio.run(every_tool, tools_dir, data_dir, _catalog)
+    sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n" if as_json else as_table(report))
 
 
 async def _list(tools_dir: Path, data_dir: Path) -> dict[str, Any]:

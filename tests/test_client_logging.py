@@ -4,7 +4,6 @@ the level of each kind of event, and masking of what a message says."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import mcp.types as types
 import pytest

@@ -58,7 +58,8 @@ async def test_stdio_subprocess_serves_everything_and_watches_subscribed_documen
         prompts = await client.list_prompts()
         meeting = await client.get_prompt("find_in_docs", {"question": "laptops"})
         completed = await client.complete(
-            types.ResourceTemplateReference(type="ref/resource", uri="truloop://docs/{path}"), {"name": "path", "value": "hand"}
+            types.ResourceTemplateReference(type="ref/resource", uri="truloop://docs/{path}"),
+            {"name": "path", "value": "hand"},
         )
         tools = await client.list_tools()
         with pytest.raises(MCPError) as bogus:

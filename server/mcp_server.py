@@ -5,6 +5,10 @@ other front: the `Surface` says who calls and in which profile; this module adds
 (the client as the confirmer, the composer and a route to the device; the session as the conversation of
 a handshake-era client). This is the SDK's way (its handlers, its `call_tool`); with `fast_paths` the speed
 paths of `server.speed` are installed on top, answering the same.
+
+Beside the tools (docs/hosts.md): resources and their subscriptions (`server.resources`), prompts
+(`server.prompts`), completion (`server.completion`), `notifications/message` (`server.logging_bridge`), and every
+list in pages (`server.pagination`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from server.settings import Settings
 from toolsets.core.context import Caller
 
@@ -43,6 +45,10 @@ class Deployment:
         self._redis: Any = None
         self.bridge = bridge if bridge is not None else self._build_bridge()
         self.services = services if services is not None else self._build_services()
+        if self.services.resource_changes is None:  # who hears of changed documents and inboxes (MCP resources)
+            from toolsets.views.changes import ResourceChanges
+
+            self.services.resource_changes = ResourceChanges()
 
     # -- shared infrastructure -------------------------------------------------------------------------------
 
@@ -168,11 +174,29 @@ class Deployment:
         """While serving: the workspace checked and the tools folder loaded before the first request, the folder
         watched, and every plugin closed at the end."""
         _ = self.workspace
-        if self.plugins is None:
-            yield
-            return
-        async with self.plugins.running():
-            yield
+        async with self._resource_changes():
+            if self.plugins is None:
+                yield
+                return
+            async with self.plugins.running():
+                yield
+
+    @asynccontextmanager
+    async def _resource_changes(self) -> AsyncIterator[None]:
+        """While serving: the docs folder watched while documents are subscribed to, and changes relayed to and
+        from the other replicas through Redis (`server/resource_relay.py`) when it is configured."""
+        changes = self.services.resource_changes
+        assert changes is not None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(changes.watch_documents, lambda: self.services.knowledge.ensure_fresh())
+            if self.redis is not None:
+                from server.resource_relay import RedisChangeRelay
+
+                await tg.start(RedisChangeRelay(self.redis, changes, prefix=self.settings.redis_prefix).run)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
 
     # -- composition -------------------------------------------------------------------------------------------
 
@@ -230,6 +254,7 @@ class Deployment:
     def mcp_server(self, member_profile: str | None = None, **kwargs: Any) -> TruloopMCP:
         """An MCP server over this deployment; `member_profile` None is stdio's (or unauthenticated HTTP's)
         `--profile`, else what member tokens get on that surface (guests always get `guest`)."""
+        from server.audit_log import known_secrets
         from server.identity import Surface
         from server.mcp_server import TruloopMCP
 
@@ -250,6 +275,8 @@ class Deployment:
             stdio=settings.transport == "stdio",
             log_level=settings.log_level,
             fast_paths=settings.fast_paths,  # server/speed/: installed by the server when on
+            page_size=settings.page_size,
+            known_secrets=known_secrets(settings),
             **kwargs,
         )
 

@@ -5,14 +5,19 @@ other front: the `Surface` says who calls and in which profile; this module adds
 (the client as the confirmer, the composer and a route to the device; the session as the conversation of
 a handshake-era client). This is the SDK's way (its handlers, its `call_tool`); with `fast_paths` the speed
 paths of `server.speed` are installed on top, answering the same.
+
+Beside the tools (docs/hosts.md): resources and their subscriptions (`server.resources`), prompts
+(`server.prompts`), completion (`server.completion`), `notifications/message` (`server.logging_bridge`), and every
+list in pages (`server.pagination`).
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
@@ -22,12 +27,19 @@ from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.elicitation import is_modern
 from bridge.service import DeviceBridge
-from server.call_ports import CallPorts
+from server.completion import CompletionFront
 from server.exposure import SessionConversations
 from server.identity import Surface
+from server.logging_bridge import LogBridge, LoggedPorts
+from server.pagination import DEFAULT_PAGE_SIZE, Pager
+from server.prompts import PromptFront
+from server.resource_bus import ScopedBus
+from server.resources import ResourceFront
 from server.sdk_compat import advertise_tools_changed, connection_of, lowlevel_of, subscriptions_of
 from server.tool_lists import ToolLists
 from toolsets.core.context import RequestInfo, ToolContext
+from toolsets.views.changes import ResourceChanges
+from toolsets.views.completion import Completions
 
 if TYPE_CHECKING:
     from toolsets.core.envelope import ToolResult
@@ -68,11 +80,14 @@ class TruloopMCP(MCPServer):
         deferred_timeout: float = 300.0,
         stdio: bool = False,
         fast_paths: bool = True,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        known_secrets: Iterable[str] = (),
         **kwargs: Any,
     ) -> None:
         from server import __version__
 
-        super().__init__(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, **kwargs)
+        bus = ScopedBus()  # 2026-07-28 listen streams hear only of resources their caller may see
+        super().__init__(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, subscriptions=bus, **kwargs)
         self.surface = surface
         self.deployment = deployment
         self.bridge = bridge
@@ -83,11 +98,28 @@ class TruloopMCP(MCPServer):
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self._sessions = SessionConversations()  # handshake-era conversations, one per connection
+        self.pager = Pager(page_size)  # tools, resources and prompts lists, in pages (server/pagination.py)
+        self.log = LogBridge(known_secrets)  # notifications/message (server/logging_bridge.py)
+        services = deployment.services
+        changes = services.resource_changes if services is not None else None
+        changes = changes if changes is not None else ResourceChanges()
+        self.resources = ResourceFront(self, changes, bus)
+        self.prompts = PromptFront(self, self.resources)
+        self.completion = CompletionFront(self.resources, Completions(services))
         if deployment.plugins is not None:
             deployment.plugins.changes.subscribe(self.announce_tools_changed)
         low = lowlevel_of(self)
-        low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+        low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self.log.set_level)
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._tools_list)
+        low.add_request_handler("resources/list", types.PaginatedRequestParams, self.resources.list)
+        low.add_request_handler("resources/templates/list", types.PaginatedRequestParams, self.resources.templates)
+        low.add_request_handler("resources/read", types.ReadResourceRequestParams, self.resources.read)
+        low.add_request_handler("resources/subscribe", types.SubscribeRequestParams, self.resources.subscribe)
+        low.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, self.resources.unsubscribe)
+        low.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self.resources.listen)
+        low.add_request_handler("prompts/list", types.PaginatedRequestParams, self.prompts.list)
+        low.add_request_handler("prompts/get", types.GetPromptRequestParams, self.prompts.get)
+        low.add_request_handler("completion/complete", types.CompleteRequestParams, self.completion.complete)
         # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
         advertise_tools_changed(self)
         if fast_paths:
@@ -118,6 +150,7 @@ class TruloopMCP(MCPServer):
                 logger.debug("could not send tools/list_changed to a connection", exc_info=True)
                 self._connections.discard(connection)
         await subscriptions_of(self).publish(ToolsListChanged())
+        await self.log.tools_changed()
 
     async def list_tools(self) -> list[types.Tool]:
         """The caller's whole list (what 2026-07-28 sessions see)."""
@@ -126,7 +159,7 @@ class TruloopMCP(MCPServer):
         return self.tool_lists.published(await door.visible(door.context_for(caller, profile)))
 
     async def _tools_list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-        return self.tool_lists.wire(await self.visible_tools(ctx))
+        return self.tool_lists.wire(*self.pager.page(await self.visible_tools(ctx), params, "tools"))
 
     async def visible_tools(self, request: ServerRequestContext[Any, Any]) -> list[Tool]:
         """The tools this request's caller sees, in its era and conversation."""
@@ -173,7 +206,9 @@ class TruloopMCP(MCPServer):
         modern = is_modern(request.protocol_version)
         if not modern:
             self._remember(session)
-        ports = CallPorts(context, self.bridge, timeout=self.deferred_timeout, stdio=self.stdio)
+            self.log.remember(request)
+        started = time.monotonic()
+        ports = LoggedPorts(self.log, request, context, self.bridge, timeout=self.deferred_timeout, stdio=self.stdio)
         ctx: ToolContext[Any] = door.context_for(
             caller,
             profile,
@@ -185,11 +220,13 @@ class TruloopMCP(MCPServer):
             report_progress=session.report_progress,
         )
         if not (door.exposure.lists_can_change and not modern):
-            return await door.call(ctx, name, arguments, fixed_list=modern)
-        before = [t.name for t in await door.visible(ctx, fixed_list=False)]
-        outcome = await door.call(ctx, name, arguments, fixed_list=False)
-        if before != [t.name for t in await door.visible(ctx, fixed_list=False)]:
-            await session.send_tool_list_changed()
+            outcome = await door.call(ctx, name, arguments, fixed_list=modern)
+        else:
+            before = [t.name for t in await door.visible(ctx, fixed_list=False)]
+            outcome = await door.call(ctx, name, arguments, fixed_list=False)
+            if before != [t.name for t in await door.visible(ctx, fixed_list=False)]:
+                await session.send_tool_list_changed()
+        await self.log.tool_outcome(request, name, outcome, started)
         return outcome
 
     def _request_info(self, request: ServerRequestContext[Any, Any], profile: str) -> RequestInfo:
@@ -201,12 +238,6 @@ class TruloopMCP(MCPServer):
             protocol_version=request.protocol_version,
             profile=profile,
         )
-
-
-async def _set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
-    # Accepted for handshake-era clients; tool calls emit no protocol log messages today.
-    logger.debug("client asked for log level %s", params.level)
-    return types.EmptyResult()
 
 
 def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:

@@ -386,6 +386,15 @@ class Settings(BaseSettings):
             env="TRULOOP_FAST_PATHS",
         ),
     ] = True
+    page_size: Annotated[
+        int,
+        Source(
+            "items per page of `tools/list`, `resources/list` and `prompts/list` (opaque cursors; see docs/hosts.md)",
+            flag="--page-size",
+            env="TRULOOP_PAGE_SIZE",
+            metavar="N",
+        ),
+    ] = Field(default=500, ge=1, le=100_000)
     log_level: Annotated[
         LogLevel,
         Source("stderr logging (stdout is the protocol on stdio)", flag="--log-level", env="TRULOOP_LOG_LEVEL"),

@@ -1,4 +1,5 @@
-"""`tools/list` in MCP's terms: the caller's tools as `types.Tool`s and as the result's wire dict.
+"""`tools/list` in MCP's terms: the caller's tools as `types.Tool`s and as the result's wire dict (one page of it:
+`server.pagination` cuts the caller's list into pages).
 
 `ToolLists` builds both from the tools each time; `server.speed.list_cache.CachedToolLists` keeps them
 per tool and per list.
@@ -21,8 +22,8 @@ class ToolLists:
 
         return [to_mcp_tool(tool) for tool in tools]
 
-    def wire(self, tools: list[Tool]) -> dict[str, Any]:
-        """The `tools/list` result in its wire form."""
-        return types.ListToolsResult(tools=self.published(tools)).model_dump(
+    def wire(self, tools: list[Tool], next_cursor: str | None = None) -> dict[str, Any]:
+        """The `tools/list` result (one page of it: `next_cursor` says where the next starts) in its wire form."""
+        return types.ListToolsResult(tools=self.published(tools), next_cursor=next_cursor).model_dump(
             by_alias=True, mode="json", exclude_none=True
         )

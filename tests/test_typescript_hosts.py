@@ -182,6 +182,47 @@ def test_typescript_sdk_client_sees_every_result(node_home: Path, tmp_path: Path
     assert steps["era"]["skipped"] is True, steps["era"]
 
 
+def test_typescript_sdk_client_lists_and_reads_resources_gets_prompts_and_completes(
+    node_home: Path, tmp_path: Path
+) -> None:
+    """What hosts show besides tools, through the SDK client hosts use (on the demo data: its users and docs)."""
+    node = _need("node")
+    done = _run([node, str(CLIENT), *_server(tmp_path / "data", "--demo", "--user", "me")], node_home)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert done.returncode == 0, f"client failed:\n{done.stdout}\n{done.stderr}"
+    assert not [line for line in lines if "exception" in line], done.stdout
+    steps: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        steps.setdefault(line["step"], []).append(line)
+
+    capabilities = steps["initialize"][0]["capabilities"]
+    assert (
+        capabilities["resources"]["subscribe"] is True and "completions" in capabilities and "prompts" in capabilities
+    )
+    (listed,) = steps["resources/list"]
+    assert {"truloop://guide", "truloop://inbox", "truloop://events"} <= set(listed["uris"])
+    assert (
+        any(uri.startswith("truloop://docs/Team%20Handbook") for uri in listed["uris"]) and listed["nextCursor"] is None
+    )
+    assert set(steps["resources/templates/list"][0]["templates"]) == {
+        "truloop://docs/{path}",
+        "truloop://events/{event_id}",
+    }
+    guide, document = steps["resources/read"]
+    assert guide["mimeType"] == "text/markdown" and "search_knowledge_base" in guide["text"]
+    assert document["mimeType"] == "text/markdown" and document["text"].startswith("# ")
+    prompts = {prompt["name"]: prompt for prompt in steps["prompts/list"][0]["prompts"]}
+    assert set(prompts) == {"plan_meeting", "summarise_inbox", "find_in_docs", "remember_this", "prepare_for_event"}
+    assert prompts["plan_meeting"]["title"] == "Plan a meeting / 회의 잡기"
+    assert [a["name"] for a in prompts["plan_meeting"]["arguments"] if a.get("required")] == ["people", "topic"]
+    got, refused = steps["prompts/get"]
+    assert "search_knowledge_base" in got["text"]
+    assert refused["refused"]["invalidParams"] is True and "needs people" in refused["refused"]["message"]
+    people, paths = steps["completion/complete"]
+    assert "Kim Minji" in people["values"] and people["hasMore"] is False
+    assert any(path.startswith("Team Handbook") for path in paths["values"])
+
+
 def _inspector(home: Path, data_dir: Path, *args: str, flags: tuple[str, ...] = ()) -> dict[str, Any]:
     npx = _need("npx")
     cmd = [npx, "--no-install", "mcp-inspector", "--cli", *_server(data_dir, *flags), *args]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from toolsets.infra.upstream.google_places import PlacesClient
     from toolsets.infra.upstream.retry_policy import Sleep
     from toolsets.pipeline.audit.writer import AuditSink
+    from toolsets.views.changes import ResourceChanges
 
 
 class DeliveryPort(Protocol):
@@ -50,6 +51,8 @@ class Services:
     delivery: DeliveryPort | None = None
     # opens the audit log's writer (`audit`) on its first use; None: no audit lines
     open_audit: Callable[[], AuditSink | None] | None = field(default=None, repr=False)
+    # told when a document is re-indexed or an inbox gets a message (MCP resource subscriptions); None: nobody
+    resource_changes: ResourceChanges | None = field(default=None, repr=False)
 
     @classmethod
     def at(
@@ -85,6 +88,10 @@ class Services:
 
     @cached_property
     def inbox(self) -> InboxStore:
+        if self.resource_changes is not None:
+            from toolsets.views.changes import WatchedInbox
+
+            return WatchedInbox(lambda: self.backend.inbox, self.resource_changes)
         return self.backend.inbox
 
     @cached_property
@@ -95,7 +102,10 @@ class Services:
     def knowledge(self) -> KnowledgeIndex:
         from toolsets.infra.store.knowledge.index import KnowledgeIndex
 
-        return KnowledgeIndex(self.backend.knowledge_tables, self.docs_dir)
+        changes = self.resource_changes
+        return KnowledgeIndex(
+            self.backend.knowledge_tables, self.docs_dir, on_change=changes.documents_changed if changes else None
+        )
 
     @cached_property
     def places(self) -> PlacesClient:

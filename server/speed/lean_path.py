@@ -13,8 +13,9 @@ are plain, and hands everything else to the SDK unchanged:
   SDK's serializer would have made of the same outcome). 2026-07-28 calls keep the SDK's path: their results carry the
   envelope fields (`resultType`, the `serverInfo` stamp) and may be `input_required`.
 - `tools/list` in either era, once its params passed the SDK's own check: the SDK's answer for a given
-  list of tools is kept and given again while the caller's list is the same (`LeanPath.tools_list`); on a miss
-  the SDK's handler (`LeanPath.tools_list_handler`) answers from the list worked out here.
+  page of tools is kept and given again while the caller's page is the same (`LeanPath.tools_list`); on a miss
+  the SDK's handler (`LeanPath.tools_list_handler`) answers from the page worked out here (`server.pagination`;
+  a bogus cursor is refused here, as the SDK's path refuses it).
 
 Either way only on a connection whose handshake the SDK accepted, so the pre-`initialize` refusal stays
 the SDK's.
@@ -45,8 +46,8 @@ class LeanPath:
     def __init__(self, server: TruloopMCP) -> None:
         self._server = server
         self._answers = PerToolList()  # the SDK's whole `tools/list` answer, per list and protocol version
-        # `tools/list` requests on their way through the SDK: the list worked out here, for the handler
-        self._handed: dict[int, list[Tool]] = {}
+        # `tools/list` requests on their way through the SDK: the page worked out here (and its next cursor)
+        self._handed: dict[int, tuple[list[Tool], str | None]] = {}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
@@ -75,27 +76,30 @@ class LeanPath:
         return to_wire_result(await server._run(name, arguments, request, context))
 
     async def tools_list(self, request: ServerRequestContext[Any, Any], call_next: CallNext) -> dict[str, Any]:
-        """`tools/list`: the SDK's answer for this list of tools, made once per list and protocol version."""
-        tools = await self._server.visible_tools(request)
-        answer = self._answers.get(tools, request.protocol_version)
+        """`tools/list`: the SDK's answer for this page of tools, made once per page and protocol version."""
+        server = self._server
+        page, next_cursor = server.pager.page(await server.visible_tools(request), request.params, "tools")
+        key = (request.protocol_version, next_cursor)
+        answer = self._answers.get(page, key)
         if answer is None:
-            self._handed[id(request)] = tools
+            self._handed[id(request)] = (page, next_cursor)
             try:
                 answer = await call_next(request)
             finally:
                 del self._handed[id(request)]
             if not isinstance(answer, dict):
                 return answer  # type: ignore[return-value]
-            self._answers.put(tools, answer, request.protocol_version)
+            self._answers.put(page, answer, key)
         return dict(answer)
 
     async def tools_list_handler(self, ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
-        """The `tools/list` handler: the list `tools_list` worked out for this request (the SDK hands the handler
-        the request object it was given), else the caller's list."""
-        tools = self._handed.get(id(ctx))
-        if tools is None:
-            tools = await self._server.visible_tools(ctx)
-        return self._server.tool_lists.wire(tools)
+        """The `tools/list` handler: the page `tools_list` worked out for this request (the SDK hands the handler
+        the request object it was given), else the caller's page."""
+        handed = self._handed.get(id(ctx))
+        if handed is None:
+            server = self._server
+            handed = server.pager.page(await server.visible_tools(ctx), params, "tools")
+        return self._server.tool_lists.wire(*handed)
 
 
 def plain_call(params: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]] | None:

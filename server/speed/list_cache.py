@@ -1,5 +1,5 @@
-"""`tools/list` kept, not rebuilt: each tool's MCP form, the wire result per distinct list of tools, and
-(for `server.speed.lean_path`) the SDK's whole answer per list and protocol version.
+"""`tools/list` kept, not rebuilt: each tool's MCP form, the wire result per distinct page of tools, and
+(for `server.speed.lean_path`) the SDK's whole answer per page and protocol version.
 
 A list is known by its tools' identities: plugins reloading or progressive exposure make new lists, hence
 new entries. Holding the tools keeps their ids from being reused while an entry is kept.
@@ -18,18 +18,19 @@ if TYPE_CHECKING:
 
 
 class PerToolList:
-    """Answers kept per distinct list of tool objects (and a protocol version, where given), at most 256."""
+    """Answers kept per distinct list of tool objects (and a key, where given: a protocol version, a page's next
+    cursor), at most 256."""
 
     def __init__(self) -> None:
         self._kept: dict[tuple[Any, ...], tuple[tuple[Tool, ...], dict[str, Any]]] = {}
 
-    def get(self, tools: list[Tool], version: str | None = None) -> dict[str, Any] | None:
+    def get(self, tools: list[Tool], version: Any = None) -> dict[str, Any] | None:
         kept = self._kept.get((version, *map(id, tools)))
         if kept is None or any(a is not b for a, b in zip(kept[0], tools, strict=True)):
             return None
         return kept[1]
 
-    def put(self, tools: list[Tool], answer: dict[str, Any], version: str | None = None) -> None:
+    def put(self, tools: list[Tool], answer: dict[str, Any], version: Any = None) -> None:
         if len(self._kept) > 256:
             self._kept.clear()
         self._kept[(version, *map(id, tools))] = (tuple(tools), answer)
@@ -57,9 +58,9 @@ class CachedToolLists(ToolLists):
             published.append(found[1])
         return published
 
-    def wire(self, tools: list[Tool]) -> dict[str, Any]:
-        wire = self._wire.get(tools)
+    def wire(self, tools: list[Tool], next_cursor: str | None = None) -> dict[str, Any]:
+        wire = self._wire.get(tools, next_cursor)
         if wire is None:
-            wire = super().wire(tools)
-            self._wire.put(tools, wire)
+            wire = super().wire(tools, next_cursor)
+            self._wire.put(tools, wire, next_cursor)
         return wire

@@ -12,6 +12,12 @@
 //   {"step":"call","label":...,"tool":...,"exception":{"name":...,"code":...,"message":...}}
 //   {"step":"elicitation","message":...,"answer":"decline"}
 //   {"step":"era","protocolVersion":"2026-07-28","skipped":...}
+// then what hosts show besides tools (resources, prompts, completion):
+//   {"step":"resources/list","uris":[...],"nextCursor":...}, {"step":"resources/templates/list","templates":[...]}
+//   {"step":"resources/read","uri":...,"mimeType":...,"text":...}
+//   {"step":"prompts/list","prompts":[{"name","title","description","arguments"}]}
+//   {"step":"prompts/get","name":...,"text":...}   {"step":"prompts/get","name":...,"refused":{"invalidParams","message"}}
+//   {"step":"completion/complete","argument":...,"values":[...],"hasMore":...}
 // and exits 1 if any step raised a client-side exception (2 on bad usage).
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -91,6 +97,42 @@ async function call(label, name, toolArgs) {
   }
 }
 
+// What hosts show besides tools: resources (listed, read), prompts (listed as commands, got) and completion.
+async function hostViews() {
+  const options = { timeout: TIMEOUT_MS };
+  const listed = await client.listResources(undefined, options);
+  emit({ step: "resources/list", uris: listed.resources.map((r) => r.uri), nextCursor: listed.nextCursor ?? null });
+  const { resourceTemplates } = await client.listResourceTemplates(undefined, options);
+  emit({ step: "resources/templates/list", templates: resourceTemplates.map((t) => t.uriTemplate) });
+  for (const uri of ["truloop://guide", ...listed.resources.map((r) => r.uri).filter((u) => u.startsWith("truloop://docs/")).slice(0, 1)]) {
+    const { contents } = await client.readResource({ uri }, options);
+    emit({ step: "resources/read", uri, mimeType: contents[0]?.mimeType ?? null, text: contents[0]?.text ?? null });
+  }
+  const { prompts } = await client.listPrompts(undefined, options);
+  emit({
+    step: "prompts/list",
+    prompts: prompts.map((p) => ({ name: p.name, title: p.title ?? null, description: p.description ?? null, arguments: p.arguments ?? [] })),
+  });
+  const got = await client.getPrompt({ name: "find_in_docs", arguments: { question: "laptop setup" } }, options);
+  emit({ step: "prompts/get", name: "find_in_docs", text: got.messages.map((m) => m.content?.text ?? "").join("\n") });
+  try {
+    await client.getPrompt({ name: "plan_meeting", arguments: { topic: "Roadmap" } }, options);
+    emit({ step: "prompts/get", name: "plan_meeting", refused: null });
+  } catch (error) {
+    // An expected refusal (Invalid params); its code is reported as a flag, so that this line is never mistaken for
+    // the -32602 of a schema rejection that the tests look for.
+    const message = String(error?.message ?? "").replace(/^MCP error -?\d+: /, "");
+    emit({ step: "prompts/get", name: "plan_meeting", refused: { invalidParams: error?.code === -32602, message } });
+  }
+  for (const [ref, argument, value] of [
+    [{ type: "ref/prompt", name: "plan_meeting" }, "people", "min"],
+    [{ type: "ref/resource", uri: "truloop://docs/{path}" }, "path", ""],
+  ]) {
+    const { completion } = await client.complete({ ref, argument: { name: argument, value } }, options);
+    emit({ step: "completion/complete", argument, values: completion.values, hasMore: completion.hasMore ?? false });
+  }
+}
+
 try {
   await client.connect(transport, { timeout: TIMEOUT_MS });
   emit({
@@ -129,6 +171,7 @@ try {
       note: `@modelcontextprotocol/sdk supports ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")} only`,
     });
   }
+  await hostViews();
 } catch (error) {
   failures += 1;
   emit({ step: "fatal", exception: describe(error) });

@@ -81,3 +81,16 @@ def name_spellings(name: str) -> list[str]:
         for spelling in sorted(_spellings(char)):
             found.setdefault(spelling, None)
     return list(found)
+
+
+def latin_name(name: str) -> str | None:
+    """How a one-word Korean name is usually written in Latin letters, family name first (`김민지` -> `Kim Minji`);
+    None for other names."""
+    hangul = "".join(c for c in name.strip() if is_hangul(c))
+    if len(hangul) < 2 or hangul != name.strip():
+        return None
+    size = 2 if len(hangul) >= 4 and hangul[:2] in SURNAMES else 1
+    family, given = hangul[:size], hangul[size:]
+    family_latin = (SURNAMES.get(family) or ("".join(_syllable(c, _MEDIAL_RR) for c in family),))[0]
+    given_latin = "".join(_syllable(c, _MEDIAL_RR) for c in given)
+    return f"{family_latin.capitalize()} {given_latin.capitalize()}"

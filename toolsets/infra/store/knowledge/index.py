@@ -28,6 +28,8 @@ from toolsets.infra.text.snippet import snippet
 logger = logging.getLogger("truloop.knowledge")
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+# told after a refresh: the documents re-indexed or gone, and whether documents came or went (`listed`)
+DocumentsChanged = Callable[..., Awaitable[None]]
 
 BATCH_FILES = 64
 BATCH_CHUNKS = 1000  # chunks re-analyzed per transaction after an analyzer change
@@ -63,8 +65,10 @@ class KnowledgeIndex:
         *,
         debounce: float = DEBOUNCE_SECONDS,
         text: Analyzer | None = None,
+        on_change: DocumentsChanged | None = None,
     ) -> None:
         self.tables = tables
+        self.on_change = on_change
         self.docs_dir = Path(docs_dir)
         self.debounce = debounce
         self.analyzer = text or analyzer()
@@ -144,6 +148,8 @@ class KnowledgeIndex:
         if removed:
             await self.tables.delete_files(removed)
             stats.files_removed = len(removed)
+        changed = list(removed)  # for `on_change`: documents re-indexed or gone
+        listed = bool(removed) or any(path not in stored for path in candidates)
 
         total = len(candidates)
         if total:
@@ -153,8 +159,11 @@ class KnowledgeIndex:
             known = {path: stored[path][2] for path in batch if path in stored}
             prepared, vanished = await anyio.to_thread.run_sync(prepare_batch, root, batch, known, self.analyzer)
             await self.tables.store_batch(prepared, vanished, self.analyzer.id)
+            changed += vanished
+            listed = listed or bool(vanished)
             for item in prepared:
                 if item.content_changed:
+                    changed.append(item.path)
                     stats.files_indexed += 1
                     stats.chunks_written += len(item.chunks)
                 else:
@@ -167,6 +176,8 @@ class KnowledgeIndex:
         stats.seconds = time.monotonic() - started
         if candidates or removed or stats.chunks_reanalyzed:
             logger.info("knowledge index refreshed: %s", stats)
+        if changed and self.on_change is not None:
+            await self.on_change(changed, listed=listed)
         return stats
 
     async def _reanalyze(self, progress: Progress | None) -> int:

@@ -1,0 +1,63 @@
+"""MCP prompts: `prompts/list` (paged) and `prompts/get`, from `toolsets.views.prompts`, offered per the caller's tools.
+
+A prompt's title and description carry English and Korean (`Plan a meeting / 회의 잡기`). Arguments that are
+missing, unknown or malformed, an unknown prompt, or an event the caller cannot see are refused with -32602
+(Invalid params) and a message that says what to change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+from mcp.shared.exceptions import MCPError
+
+from toolsets.views.prompts import PromptArgumentsError, check_arguments, find_prompt, prompts_for, render
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from server.mcp_server import TruloopMCP
+    from server.resources import ResourceFront
+
+
+class PromptFront:
+    def __init__(self, server: TruloopMCP, resources: ResourceFront) -> None:
+        self._server = server
+        self._resources = resources
+
+    async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
+        page, next_cursor = self._server.pager.page(prompts_for(self._resources.scope()), params, "prompts")
+        prompts = [
+            types.Prompt(
+                name=prompt.name,
+                title=prompt.title,
+                description=prompt.description,
+                arguments=[
+                    types.PromptArgument(name=a.name, title=a.title, description=a.description, required=a.required)
+                    for a in prompt.arguments
+                ],
+            )
+            for prompt in page
+        ]
+        return types.ListPromptsResult(prompts=prompts, next_cursor=next_cursor)
+
+    async def get(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
+        scope = self._resources.scope()
+        try:
+            prompt = find_prompt(scope, params.name)
+            arguments = check_arguments(prompt, params.arguments)
+        except PromptArgumentsError as invalid:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(invalid)) from None
+        event_id = arguments.get("event_id")
+        if event_id is not None and await self._resources.catalog.event(scope, event_id) is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"No event {event_id!r} that you can see; completion offers your events' ids, "
+                "and the resource truloop://events lists them.",
+            )
+        text = render(prompt, arguments, scope)
+        return types.GetPromptResult(
+            description=prompt.description,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
+        )

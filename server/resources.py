@@ -1,0 +1,155 @@
+"""MCP resources: `resources/list`, `resources/templates/list`, `resources/read`, `resources/subscribe` and
+`resources/unsubscribe`, over the caller's views (`toolsets.views.catalog`), paged (`server.pagination`).
+
+Subscriptions, by era:
+- handshake era (2025-06-18, 2025-11-25): `resources/subscribe` records the URI for that session (once the caller
+  may see it); a change sends `notifications/resources/updated` to the subscribed sessions only;
+- 2026-07-28: `subscriptions/listen` with `resourceSubscriptions` (served here over the server's `ScopedBus`, so a
+  stream hears only of resources its caller may see); the list changing (documents came or went) is
+  `ResourcesListChanged` on the same streams.
+Changes come from the deployment's `ResourceChanges` (the knowledge index re-indexing a document, a new inbox
+message), from this replica or, through Redis, from another.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+
+from server.sdk_compat import connection_of
+from toolsets.views.catalog import ResourceCatalog, UnknownResourceError
+from toolsets.views.changes import ResourceChange
+from toolsets.views.scope import ViewScope
+from toolsets.views.uris import DOC_PREFIX
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from server.mcp_server import TruloopMCP
+    from server.resource_bus import ScopedBus
+    from toolsets.views.changes import ResourceChanges
+
+logger = logging.getLogger("truloop.resources")
+
+MAX_LISTEN_STREAMS = 1024
+
+
+class ResourceFront:
+    def __init__(self, server: TruloopMCP, changes: ResourceChanges, bus: ScopedBus) -> None:
+        self._server = server
+        self.catalog = ResourceCatalog(server.deployment.services)
+        self._changes = changes
+        self._bus = bus
+        # handshake-era sessions -> (the caller's user id, the URIs it subscribed to)
+        self._subscribed: weakref.WeakKeyDictionary[Any, tuple[str, set[str]]] = weakref.WeakKeyDictionary()
+        self._listening = 0  # open 2026-07-28 listen streams
+        self._listening_documents = 0  # ... of which subscribed to documents
+        changes.subscribe(self.changed)
+        changes.add_demand(self.wants_documents)
+
+    def scope(self) -> ViewScope:
+        """The current request's caller and what their profile's tools let them see."""
+        caller, profile = self._server.surface.resolve()
+        toolset = self._server.front_door.toolset(profile)
+        return ViewScope(caller, profile, {tool.name: tool.description for tool in toolset})
+
+    # -- lists and reads -----------------------------------------------------------------------------------------
+
+    async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
+        entries, next_cursor = self._server.pager.page(await self.catalog.resources(self.scope()), params, "resources")
+        resources = [
+            types.Resource(uri=e.uri, name=e.name, title=e.title, description=e.description, mime_type=e.mime_type,
+                           size=e.size)
+            for e in entries
+        ]  # fmt: skip
+        return types.ListResourcesResult(resources=resources, next_cursor=next_cursor)
+
+    async def templates(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
+        entries, next_cursor = self._server.pager.page(self.catalog.templates(self.scope()), params, "templates")
+        templates = [
+            types.ResourceTemplate(uri_template=e.uri_template, name=e.name, title=e.title, description=e.description,
+                                   mime_type=e.mime_type)
+            for e in entries
+        ]  # fmt: skip
+        return types.ListResourceTemplatesResult(resource_templates=templates, next_cursor=next_cursor)
+
+    async def read(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
+        uri = str(params.uri)
+        try:
+            body = await self.catalog.read(self.scope(), uri)
+        except UnknownResourceError as missing:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": uri}) from None
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=body.uri, mime_type=body.mime_type, text=body.text)]
+        )
+
+    # -- subscriptions -------------------------------------------------------------------------------------------
+
+    async def subscribe(self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> Any:
+        uri = str(params.uri)
+        scope = self.scope()
+        if not self.catalog.may_see(scope, uri):
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"No resource {uri!r} that you can subscribe to; resources/list shows what there is.",
+                data={"uri": uri},
+            )
+        connection = connection_of(ctx.session)
+        if connection is not None:
+            owner, uris = self._subscribed.get(connection, (scope.user_id, set()))
+            uris.add(uri)
+            self._subscribed[connection] = (owner, uris)
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> Any:
+        connection = connection_of(ctx.session)
+        if connection is not None and connection in self._subscribed:
+            self._subscribed[connection][1].discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def listen(self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
+        """`subscriptions/listen` (2026-07-28): the SDK's handler over this caller's view of the bus."""
+        if self._listening >= MAX_LISTEN_STREAMS:
+            raise MCPError(code=types.INTERNAL_ERROR, message="Subscription limit reached")
+        scope = self.scope()
+        catalog = self.catalog
+
+        def may_see(uri: str, owner: str | None) -> bool:
+            return (owner is None or owner == scope.user_id) and catalog.may_see(scope, uri)
+
+        wanted = params.notifications.resource_subscriptions or []
+        documents = any(uri.startswith(DOC_PREFIX) for uri in wanted)
+        self._listening += 1
+        self._listening_documents += documents
+        try:
+            return await ListenHandler(self._bus.view(may_see))(ctx, params)  # type: ignore[arg-type]
+        finally:
+            self._listening -= 1
+            self._listening_documents -= documents
+
+    def wants_documents(self) -> bool:
+        """Whether a session here is subscribed to a document (then the docs folder is watched)."""
+        if self._listening_documents:
+            return True
+        return any(uri.startswith(DOC_PREFIX) for _, uris in list(self._subscribed.values()) for uri in uris)
+
+    async def changed(self, change: ResourceChange) -> None:
+        """Tell the sessions subscribed to what changed (handshake era), and the listen streams (2026-07-28)."""
+        for connection, (owner, uris) in list(self._subscribed.items()):
+            if change.user_id is not None and change.user_id != owner:
+                continue
+            for uri in change.uris:
+                if uri in uris:
+                    try:
+                        await connection.send_resource_updated(uri)
+                    except Exception:
+                        logger.debug("could not send resources/updated to a session", exc_info=True)
+        for uri in change.uris:
+            await self._bus.publish(ResourceUpdated(uri), change.user_id)
+        if change.listed:
+            await self._bus.publish(ResourcesListChanged())

@@ -1,0 +1,192 @@
+"""The resources a caller may list and read: the server guide, the docs folder, their inbox and their upcoming events.
+
+Each is a read-only view of a store, scoped like the tools (`ViewScope`): reading the inbox marks nothing as read,
+a guest sees only the events they are invited to, nobody sees another user's inbox (`truloop://inbox` is always the
+caller's own). A URI that names nothing the caller may see is `UnknownResourceError`, whether it exists or not.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from toolsets.views.scope import ViewScope
+from toolsets.views.uris import (
+    DOC_PREFIX,
+    DOC_TEMPLATE,
+    EVENT_PREFIX,
+    EVENT_TEMPLATE,
+    EVENTS_URI,
+    GUIDE_URI,
+    INBOX_URI,
+    doc_uri,
+    event_uri,
+)
+
+if TYPE_CHECKING:
+    from toolsets.infra.store.events import EventRecord
+    from toolsets.services import Services
+
+JSON = "application/json"
+MARKDOWN = "text/markdown"
+UPCOMING = dt.timedelta(days=30)
+INBOX_SHOWN = 50
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceEntry:
+    uri: str
+    name: str
+    title: str
+    description: str
+    mime_type: str
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateEntry:
+    uri_template: str
+    name: str
+    title: str
+    description: str
+    mime_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceBody:
+    uri: str
+    mime_type: str
+    text: str
+
+
+class UnknownResourceError(LookupError):
+    """Nothing the caller may read at that URI; `str()` is what to tell them."""
+
+
+class ResourceCatalog:
+    def __init__(self, services: Services | None) -> None:
+        self._services = services
+
+    async def resources(self, scope: ViewScope) -> list[ResourceEntry]:
+        """What `scope` may read, in a stable order: the guide, the inbox, the events, then the documents."""
+        found = [
+            ResourceEntry(GUIDE_URI, "guide", "Server guide / 서버 안내",
+                          "What this server's tools do, in Korean and English", MARKDOWN),
+        ]  # fmt: skip
+        services = self._services
+        if services is None:
+            return found
+        if scope.inbox:
+            about = "Messages other users sent you, newest first (reading marks nothing)"
+            found.append(ResourceEntry(INBOX_URI, "inbox", "My inbox / 받은 메시지", about, JSON))
+        if scope.events:
+            found.append(ResourceEntry(EVENTS_URI, "events", "Upcoming events / 다가오는 일정",
+                                       "Your events of the next 30 days", JSON))  # fmt: skip
+            for event in await self._upcoming(scope):
+                found.append(ResourceEntry(event_uri(event.id), f"event {event.id}", event.title,
+                                           f"{event.start} - {event.end}", JSON))  # fmt: skip
+        if scope.docs:
+            from toolsets.views.docs import list_documents
+
+            for doc in await list_documents(services.docs_dir):
+                found.append(ResourceEntry(doc_uri(doc.path), doc.path, doc.title, f"Document {doc.path}",
+                                           doc.mime_type, doc.size))  # fmt: skip
+        return found
+
+    def templates(self, scope: ViewScope) -> list[TemplateEntry]:
+        found = []
+        if self._services is not None and scope.events:
+            found.append(TemplateEntry(EVENT_TEMPLATE, "event", "Event / 일정",
+                                       "One event you organise or are invited to, by id", JSON))  # fmt: skip
+        if self._services is not None and scope.docs:
+            about = "A document of the knowledge base, by its path in the docs folder"
+            found.append(TemplateEntry(DOC_TEMPLATE, "document", "Document / 문서", about, None))
+        return found
+
+    def may_see(self, scope: ViewScope, uri: str) -> bool:
+        """Whether `uri` is of a kind `scope` may read (whether it exists is `read`'s to say)."""
+        if uri == GUIDE_URI:
+            return True
+        if self._services is None:
+            return False
+        if uri == INBOX_URI:
+            return scope.inbox
+        if uri == EVENTS_URI or uri.startswith(EVENT_PREFIX):
+            return scope.events
+        if uri.startswith(DOC_PREFIX):
+            return scope.docs
+        return False
+
+    async def read(self, scope: ViewScope, uri: str) -> ResourceBody:
+        if not self.may_see(scope, uri):
+            raise UnknownResourceError(f"No resource {uri!r} that you can read; resources/list shows what there is.")
+        if uri == GUIDE_URI:
+            from toolsets.views.guide import guide_text
+
+            return ResourceBody(uri, MARKDOWN, guide_text(scope))
+        services = self._services
+        assert services is not None
+        if uri == INBOX_URI:
+            return ResourceBody(uri, JSON, _dump(await self._inbox(services, scope)))
+        if uri == EVENTS_URI:
+            views = [await self._view(services, scope, event) for event in await self._upcoming(scope)]
+            return ResourceBody(uri, JSON, _dump({"events": views}))
+        if uri.startswith(EVENT_PREFIX):
+            event = await self.event(scope, unquote(uri[len(EVENT_PREFIX) :]))
+            if event is None:
+                raise UnknownResourceError(f"No event {uri!r} that you can see; read {EVENTS_URI} for your events.")
+            return ResourceBody(uri, JSON, _dump(await self._view(services, scope, event)))
+        from toolsets.views.docs import DocNotFoundError, document_text
+
+        path = unquote(uri[len(DOC_PREFIX) :])
+        try:
+            doc, text = await document_text(services.docs_dir, path)
+        except DocNotFoundError:
+            raise UnknownResourceError(
+                f"No document {path!r} in the knowledge base; resources/list shows the documents."
+            ) from None
+        return ResourceBody(uri, doc.mime_type, text)
+
+    async def event(self, scope: ViewScope, event_id: str) -> EventRecord | None:
+        """The event with this id if `scope` may see it (a guest: only as an invitee)."""
+        if self._services is None or not scope.events or not event_id or len(event_id) > 64:
+            return None
+        event = await self._services.events.get(event_id)
+        if event is None or not event.involves(scope.user_id):
+            return None
+        if scope.invitations_only and scope.user_id not in event.invitee_ids():
+            return None
+        return event
+
+    async def upcoming(self, scope: ViewScope) -> list[EventRecord]:
+        return await self._upcoming(scope)
+
+    async def _upcoming(self, scope: ViewScope) -> list[EventRecord]:
+        services = self._services
+        if services is None or not scope.events:
+            return []
+        now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+        if scope.invitations_only:
+            invited = await services.events.invited_events(scope.user_id)
+            return [e for e in invited if dt.datetime.fromisoformat(e.end) >= now]
+        return await services.events.list_for(scope.user_id, now, now + UPCOMING)
+
+    async def _inbox(self, services: Services, scope: ViewScope) -> dict[str, Any]:
+        found = await services.inbox.messages(scope.user_id, unread_only=False, limit=INBOX_SHOWN, mark_read=False)
+        shown = [
+            {"id": m.id, "sender_id": m.sender_id, "text": m.text, "created_at": m.created_at, "read": bool(m.read_at)}
+            for m in found
+        ]
+        return {"messages": shown}
+
+    async def _view(self, services: Services, scope: ViewScope, event: EventRecord) -> dict[str, Any]:
+        from toolsets.assistant.event_views import event_view
+
+        return (await event_view(services, event, scope.user_id)).model_dump(mode="json")
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)

@@ -122,10 +122,8 @@ class Traffic:
     def note(self, request: Any, response: Any) -> None:
         method = request.method
         if method == "POST" and request.url.path.endswith("/mcp"):
-            try:
+            with contextlib.suppress(ValueError, AttributeError):  # a body that is not one JSON-RPC object
                 method = f"POST {json.loads(request.content).get('method', 'response')}"
-            except (ValueError, AttributeError):
-                pass
         replica = response.headers.get(REPLICA_HEADER)
         assert replica, f"{request.method} {request.url} came back without {REPLICA_HEADER}"
         self.seen.append(

@@ -42,6 +42,11 @@ class FileList(BaseModel):
     path: str = Field(description="The folder listed, relative to the workspace")
     entries: list[FileEntry] = Field(description="Sorted by path")
     truncated: bool = Field(description=f"True when there were more than {MAX_ENTRIES} entries")
+    unlisted: int = Field(
+        default=0,
+        description="Entries left out because their names are not valid UTF-8 (they cannot be named in a tool "
+        "call); rename them with a shell command to reach them",
+    )
 
 
 class FileContent(BaseModel):
@@ -86,8 +91,8 @@ def workspace_toolset(
     ) -> FileList:
         """List the files and folders in the workspace folder (or one of its folders)."""
         relative = workspace.inside(path)
-        entries, truncated = await anyio.to_thread.run_sync(_list, workspace, relative, recursive)
-        return FileList(path=str(relative), entries=entries, truncated=truncated)
+        entries, truncated, unlisted = await anyio.to_thread.run_sync(_list, workspace, relative, recursive)
+        return FileList(path=str(relative), entries=entries, truncated=truncated, unlisted=unlisted)
 
     @toolset.tool(hints=READ_ONLY)
     async def read_file(
@@ -172,19 +177,34 @@ def _kind(mode: int) -> Literal["file", "dir", "symlink", "other"]:
     return "file" if stat.S_ISREG(mode) else "other"
 
 
-def _list(workspace: Workspace, relative: PurePosixPath, recursive: bool) -> tuple[list[FileEntry], bool]:
+def _list(workspace: Workspace, relative: PurePosixPath, recursive: bool) -> tuple[list[FileEntry], bool, int]:
     entries: list[FileEntry] = []
+    unlisted = 0
     with _os_errors(relative), workspace.directory(relative) as fd:
         walk = os.fwalk(".", dir_fd=fd, follow_symlinks=False) if recursive else [(".", [], [], fd)]
         for folder, _, _, folder_fd in walk:
+            if not _utf8(folder):
+                continue  # its own entry was counted where it was found
             for entry in os.scandir(folder_fd):
+                if not _utf8(entry.name):  # undecodable bytes (surrogate escapes) would break the JSON reply
+                    unlisted += 1
+                    continue
                 info = entry.stat(follow_symlinks=False)
                 kind = _kind(info.st_mode)
                 shown = relative / folder / entry.name if folder != "." else relative / entry.name
                 entries.append(FileEntry(path=str(shown), type=kind, size=info.st_size if kind == "file" else None))
                 if len(entries) > MAX_ENTRIES:
-                    return sorted(entries[:MAX_ENTRIES], key=lambda e: e.path), True
-    return sorted(entries, key=lambda e: e.path), False
+                    return sorted(entries[:MAX_ENTRIES], key=lambda e: e.path), True, unlisted
+    return sorted(entries, key=lambda e: e.path), False, unlisted
+
+
+def _utf8(name: str) -> bool:
+    """A file name the OS gave as text: false when it held bytes that are not UTF-8 (decoded as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _read(workspace: Workspace, relative: PurePosixPath, max_bytes: int) -> tuple[bytes, int]:

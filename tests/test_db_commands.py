@@ -79,3 +79,26 @@ def test_copy_refuses_what_it_cannot_copy(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "no such file" in missing.stderr
     wrong = truloop("db", "copy", "--from", str(tmp_path), "--to", "postgresql://x@127.0.0.1:1/x")
     assert wrong.returncode == 2 and "--from must be sqlite:PATH" in wrong.stderr
+
+
+@pytest.mark.anyio
+async def test_copy_never_writes_to_its_source(tmp_path: Path, database_url: str) -> None:
+    import hashlib
+    import os
+
+    folder = tmp_path / "embedded"
+    embedded = services_for(folder)
+    await embedded.users.import_users(PEOPLE)
+    embedded.close()
+    store = folder / "truloop.sqlite3"
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir() if p.is_file()}
+    os.chmod(store, 0o400)
+    os.chmod(folder, 0o500)  # a read-only source folder: nothing could be written there anyway
+    try:
+        copied = truloop("db", "copy", "--from", f"sqlite:{folder}", "--to", database_url)
+    finally:
+        os.chmod(folder, 0o700)
+        os.chmod(store, 0o600)
+    assert copied.returncode == 0, copied.stderr
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir() if p.is_file()}
+    assert after == before  # the same files, byte for byte

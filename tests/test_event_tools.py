@@ -228,3 +228,28 @@ async def test_availability_after_the_deadline_is_refused(tmp_path: Path) -> Non
             "update_guest_availability", {"event_id": event["id"], "available_dates": [f"{NEXT_YEAR}-03-10"]}
         )
     assert code(late) == "validation" and "deadline" in error_of(late)["reason"]  # type: ignore[index]
+
+
+@pytest.mark.anyio
+async def test_invitees_are_found_by_name_as_search_users_finds_them(tmp_path: Path) -> None:
+    from toolsets.infra.store.users import UserRecord
+
+    services = await directory(tmp_path)
+    await services.users.import_users(
+        [
+            UserRecord(id="junho", username="junho", display_name="박준호"),
+            UserRecord(id="minji.k", username="minjik", display_name="김민지"),
+            UserRecord(id="minji.l", username="minjil", display_name="이민지"),
+        ]
+    )
+    async with Client(server_for(user="alice", services=services)) as client:
+        searched = await client.call_tool("search_users", {"query": "준호"})
+        assert [u["id"] for u in searched.structured_content["users"]] == ["junho"]  # type: ignore[index]
+        made = await make_event(client, invitees=["박준호"])
+        assert [i["id"] for i in made["invitees"]] == ["junho"]
+        ambiguous = await client.call_tool(
+            "create_event", {"title": "x", "start": START, "end": END, "invitees": ["민지"]}
+        )
+        text = ambiguous.content[0].text  # type: ignore[union-attr]
+        assert code(ambiguous) == "not_found" and "several users match" in text
+        assert "김민지 = minji.k" in text and "이민지 = minji.l" in text  # the candidates, by name and id

@@ -575,3 +575,17 @@ async def test_notion_rate_limiting_is_bounded(notion_svc: Services, fake: FakeN
         await sync(notion_svc)
     assert raised.value.code == "upstream_rate_limited" and raised.value.retryable
     assert len(fake.requests) == notion.RETRY.attempts
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("written", "asked"),
+    [("Office Wi-Fi", "wifi"), ("Office WiFi", "wi-fi"), ("Send an e-mail to IT", "email"),
+     ("Email the team", "e-mail"), ("Check-in at the desk", "checkin")],
+)  # fmt: skip
+async def test_hyphenated_compounds_match_both_ways(svc: Services, written: str, asked: str) -> None:
+    write(svc.docs_dir / "guide.md", f"# {written}\n\nThe details of it.\n")
+    write(svc.docs_dir / "other.md", "# Parking\n\nLevel B2, after 7 pm.\n")
+    async with Client(server_for(services=svc)) as client:
+        found = await search(client, asked)
+    assert [hit["source"] for hit in found["hits"]] == ["guide.md"], found

@@ -115,3 +115,34 @@ async def test_token_users_enter_the_directory_on_first_use(tmp_path: Path) -> N
 def test_notion_sync_without_a_token_says_what_to_set(tmp_path: Path) -> None:
     proc = run("notion", "sync", "--data-dir", str(tmp_path / "data"))
     assert proc.returncode == 2 and "NOTION_TOKEN" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_partial_import_updates_only_the_columns_it_names(tmp_path: Path, backend: str) -> None:
+    import contextlib
+
+    from tests.conftest import TEST_DATABASE_URL
+    from tests.support import fresh_schema
+
+    data = tmp_path / "data"
+    store = ["--data-dir", str(data)]
+    schema = fresh_schema(TEST_DATABASE_URL) if backend == "postgresql" else contextlib.nullcontext(None)
+    with schema as url:
+        if url is not None:
+            store += ["--database-url", url]
+        full = tmp_path / "full.csv"
+        full.write_text("id,username,display_name,phone,email,groups\nu1,minji,김민지,010-1111-2222,m@x.com,team;ops\n")
+        partial = tmp_path / "partial.csv"
+        partial.write_text("id,username\nu1,minji.kim\n")
+        assert run("users", "import", str(full), *store).returncode == 0
+        done = run("users", "import", str(partial), *store)
+        assert done.returncode == 0, done.stderr
+        users = services_for(data, database_url=url).users
+
+        async def check() -> None:
+            minji = await users.get("u1")
+            assert minji is not None and minji.username == "minji.kim"  # the named column changed
+            assert (minji.display_name, minji.phone, minji.email) == ("김민지", "+821011112222", "m@x.com")
+            assert sorted(minji.groups) == ["ops", "team"]  # groups not named: kept
+
+        anyio.run(check)

@@ -53,13 +53,13 @@ async def resolve_invitees(services: Services, identifiers: list[str], owner_id:
     resolved = [await resolve(services.users, identifier) for identifier in identifiers]
     found = [answer.user for answer in resolved if answer.user is not None]
     unknown = [answer.identifier for answer in resolved if answer.status == "not_found"]
-    ambiguous = [answer.identifier for answer in resolved if answer.status == "ambiguous"]
+    ambiguous = [answer.described() for answer in resolved if answer.status == "ambiguous"]
     if unknown or ambiguous:
         parts = []
         if unknown:
             parts.append(f"no user matches {', '.join(map(repr, unknown))}")
         if ambiguous:
-            parts.append(f"several users match {', '.join(map(repr, ambiguous))}")
+            parts.append(f"several users match {'; '.join(ambiguous)}")
         raise ToolError(
             f"Could not invite: {'; '.join(parts)}. Nothing was changed; {FIND_PEOPLE_HINT} "
             "(or get_user_eids for several), then pass their ids.",

@@ -1,8 +1,12 @@
-"""Whether an identifier names exactly one user: the one check behind inviting, relaying and id lookup."""
+"""Whether an identifier names exactly one user: the one check behind inviting, relaying and id lookup.
+
+An id, a username, an email or a phone number is looked up exactly; anything else (a name, in Korean or in
+Latin letters) is matched the way `search_users` matches names, so `준호` names 이준호 when he is the only one.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from toolsets.core.errors import ErrorCode, ToolError
@@ -10,6 +14,7 @@ from toolsets.infra.store.users import UserRecord, UserStore
 
 Status = Literal["found", "not_found", "ambiguous"]
 FIND_PEOPLE_HINT = "use search_users to find the right person"
+MAX_CANDIDATES = 5  # named in an ambiguity message
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,14 +22,26 @@ class Resolution:
     identifier: str  # as given
     status: Status
     user: UserRecord | None  # the one user named, when status is "found"
+    candidates: list[UserRecord] = field(default_factory=list)  # the users it may name, when "ambiguous"
+
+    def described(self) -> str:
+        """`'준호' (이준호 = junho, 박준호 = junho.park)`: the identifier, and whom it may name."""
+        if not self.candidates:
+            return repr(self.identifier)
+        names = ", ".join(f"{user.display_name or user.username} = {user.id}" for user in self.candidates)
+        return f"{self.identifier!r} ({names})"
 
 
 async def resolve(users: UserStore, identifier: str) -> Resolution:
-    """Whom an id, username, email or phone number names: one user, nobody, or several."""
+    """Whom an id, username, email, phone number or name names: one user, nobody, or several."""
     matches = await users.resolve(identifier)
+    if not matches and identifier.strip():
+        matches = await users.find_by_username(identifier.strip(), MAX_CANDIDATES + 1)
     if len(matches) == 1:
         return Resolution(identifier, "found", matches[0])
-    return Resolution(identifier, "ambiguous" if matches else "not_found", None)
+    if matches:
+        return Resolution(identifier, "ambiguous", None, matches[:MAX_CANDIDATES])
+    return Resolution(identifier, "not_found", None)
 
 
 async def resolve_one(users: UserStore, identifier: str) -> UserRecord:
@@ -32,5 +49,5 @@ async def resolve_one(users: UserStore, identifier: str) -> UserRecord:
     found = await resolve(users, identifier)
     if found.user is None:
         problem = "Several users match" if found.status == "ambiguous" else "No user matches"
-        raise ToolError(f"{problem} {identifier!r}; {FIND_PEOPLE_HINT}.", code=ErrorCode.NOT_FOUND)
+        raise ToolError(f"{problem} {found.described()}; {FIND_PEOPLE_HINT}.", code=ErrorCode.NOT_FOUND)
     return found.user

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,24 @@ async def read_postgres(pg: PgDatabase) -> dict[str, list[tuple[Any, ...]]]:
     return found
 
 
+def snapshot_readonly(source: Path, into: Path) -> None:
+    """A consistent copy of the SQLite store at `source`, read through a read-only connection. A store with no
+    write-ahead log (closed cleanly) is opened `immutable`, so not even the log's index files are created beside
+    it; one in use is opened `mode=ro` and read as of now."""
+    in_use = source.with_name(source.name + "-wal").exists()
+    reader = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro{'' if in_use else '&immutable=1'}", uri=True)
+    try:
+        writer = sqlite3.connect(into)
+        try:
+            reader.backup(writer)
+        finally:
+            writer.close()
+    except sqlite3.Error as exc:
+        raise CopyRefused(f"{source} could not be read as an embedded store ({exc})") from None
+    finally:
+        reader.close()
+
+
 async def copy_sqlite_to_postgres(
     source_path: Path, target: PostgresBackend, report: Callable[[str], None] = lambda line: None
 ) -> list[TableCopy]:
@@ -105,13 +124,18 @@ async def copy_sqlite_to_postgres(
 
     if not await anyio.Path(source_path).is_file():
         raise CopyRefused(f"{source_path} is not an embedded store (no such file)")
-    source = SqliteBackend.file(source_path)
-    try:
-        versions = await source.migrate()  # an older embedded store is brought up to date first
-        report(f"source {source_path}: schema {versions}")
-        rows = read_sqlite(source.db)
-    finally:
-        source.close()
+    with tempfile.TemporaryDirectory(prefix="truloop-copy-") as scratch:  # 0700, removed after
+        # The source is only ever read: a snapshot of it is taken through a read-only connection, and an older
+        # schema is brought up to date in the snapshot, never in the source.
+        snapshot = Path(scratch) / "source.sqlite3"
+        await anyio.to_thread.run_sync(snapshot_readonly, source_path, snapshot)
+        source = SqliteBackend.file(snapshot)
+        try:
+            versions = await source.migrate()
+            report(f"source {source_path}: schema {versions}")
+            rows = read_sqlite(source.db)
+        finally:
+            source.close()
     await target.migrate()
     held = {table: await target.count_rows(table) for names in TABLES.values() for table in names}
     if any(held.values()):

@@ -4,7 +4,8 @@ Text becomes a list of *terms*, the same way when a document is indexed and when
 so the index and the query always agree:
 
 1. `fold`: NFKC + casefold (full-width forms, the Kelvin sign, `ß`... fold like everywhere else).
-2. Words are runs of letters and digits; inside a word, runs of one script are handled apart, so a
+2. Words are runs of letters and digits (a hyphenated Latin compound, `Wi-Fi`, is also its joined word
+   `wifi`, so either spelling finds the other); inside a word, runs of one script are handled apart, so a
    Latin word with a Korean particle attached (`KTX와`, `Zoom으로`) is the Latin word plus a particle.
 3. Latin (and other alphabetic) runs lose diacritics and are Porter-stemmed (`meetings` -> `meet`),
    as SQLite's `porter unicode61 remove_diacritics 2` tokenizer did. A run the stemmer empties (the
@@ -34,6 +35,9 @@ from toolsets.infra.text.normalize import fold
 MAX_QUERY_TERMS = 64  # bounds the cost of one MATCH; bigrams make Korean queries term-rich
 
 _WORD = re.compile(r"[^\W_]+")
+# `Wi-Fi`, `e-mail`, `check-in`: a Latin compound is also its joined word, so `wifi` finds `Wi-Fi` and back
+_COMPOUND = re.compile(r"[^\W_]+(?:[-\u2010][^\W_]+)+")
+_JOINER = re.compile(r"[-\u2010]")
 KEPT = "bigram-strip"  # measured best with bench/search_eval.py (README "Search in Korean")
 
 
@@ -72,7 +76,7 @@ def _runs(word: str) -> list[tuple[str, str]]:
 class Analyzer:
     """Text -> terms. `korean` picks how Hangul is cut: "bigram", "bigram-strip", "kiwi" or "kiwi-bigram"."""
 
-    VERSION = 1  # bump when the rules change: stored terms are then rebuilt
+    VERSION = 2  # bump when the rules change: stored terms are then rebuilt (2: hyphenated compounds joined)
 
     def __init__(self, korean: str = KEPT) -> None:
         if korean not in ("bigram", "bigram-strip", "kiwi", "kiwi-bigram"):
@@ -99,6 +103,11 @@ class Analyzer:
         out: list[str] = []
         for word in _WORD.findall(folded):
             out.extend(self.word_terms(word))
+        if "-" in folded or "\u2010" in folded:
+            for compound in _COMPOUND.findall(folded):
+                joined = _JOINER.sub("", compound)
+                if joined.isascii():
+                    out.extend(self.word_terms(joined))
         return out
 
     def term_string(self, text: str) -> str:

@@ -22,6 +22,8 @@ from toolsets.infra.store.users.shared import (
     contains_pattern,
     from_claims,
     name_terms,
+    replaced_columns,
+    replaces_groups,
     resolve_identifier,
     search_needle,
     user_record,
@@ -65,10 +67,6 @@ _UPSERT = (
     "INSERT INTO users(id, username, display_name, phone, email, role, created_at, updated_at) "
     "VALUES(%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT(id) DO UPDATE SET "
 )
-_REPLACE = _UPSERT + (
-    "username = excluded.username, display_name = excluded.display_name, phone = excluded.phone, "
-    "email = excluded.email, role = excluded.role, updated_at = excluded.updated_at"
-)
 _FILL_GAPS = _UPSERT + (
     "username = COALESCE(users.username, excluded.username), "
     "display_name = COALESCE(users.display_name, excluded.display_name), "
@@ -108,8 +106,9 @@ async def _reindex_names(conn: Conn) -> None:
 async def write_user(conn: Conn, user: UserRecord, *, keep_existing: bool) -> None:
     now = now_iso()
     values = (user.id, user.username, user.display_name, user.phone, user.email, user.role, now, now)
-    await conn.execute(_FILL_GAPS if keep_existing else _REPLACE, values)
-    if keep_existing:
+    replace = _UPSERT + replaced_columns(user) + "updated_at = excluded.updated_at"
+    await conn.execute(_FILL_GAPS if keep_existing else replace, values)  # type: ignore[arg-type]
+    if keep_existing or not replaces_groups(user):
         return
     await conn.execute("DELETE FROM user_groups WHERE user_id = %s", (user.id,))
     async with conn.cursor() as cursor:

@@ -67,7 +67,22 @@ def cleaned(user: UserRecord, country: str) -> UserRecord:
     if user.email:
         with contextlib.suppress(ValueError):
             email = normalize_email(user.email)
-    return user.model_copy(update={"phone": phone, "email": email})
+    given = user.model_fields_set  # kept as given: an import updates only the columns it names
+    return user.model_copy(update={k: v for k, v in (("phone", phone), ("email", email)) if k in given})
+
+
+# The columns an import may set; one it does not name keeps the stored value (a partial import, `id,username`).
+IMPORTED_COLUMNS = ("username", "display_name", "phone", "email", "role")
+
+
+def replaced_columns(user: UserRecord) -> str:
+    """The `SET` list of an import's upsert: the columns the record names (from the fixed list above)."""
+    given = user.model_fields_set
+    return "".join(f"{column} = excluded.{column}, " for column in IMPORTED_COLUMNS if column in given)
+
+
+def replaces_groups(user: UserRecord) -> bool:
+    return "groups" in user.model_fields_set
 
 
 def from_claims(claims: Mapping[str, Any], role: Role, country: str) -> UserRecord:

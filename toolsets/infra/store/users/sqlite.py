@@ -23,6 +23,8 @@ from toolsets.infra.store.users.shared import (
     contains_pattern,
     from_claims,
     name_terms,
+    replaced_columns,
+    replaces_groups,
     resolve_identifier,
     search_needle,
     user_record,
@@ -130,11 +132,12 @@ class SqliteUserStore:
             return
         conn.execute(
             "INSERT INTO users(id, username, display_name, phone, email, role, created_at, updated_at) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET username = excluded.username, "
-            "display_name = excluded.display_name, phone = excluded.phone, email = excluded.email, "
-            "role = excluded.role, updated_at = excluded.updated_at",
+            f"VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET {replaced_columns(user)}"
+            "updated_at = excluded.updated_at",
             (user.id, user.username, user.display_name, user.phone, user.email, user.role, now, now),
         )
+        if not replaces_groups(user):
+            return
         conn.execute("DELETE FROM user_groups WHERE user_id = ?", (user.id,))
         conn.executemany(
             "INSERT INTO user_groups(user_id, group_name, group_key) VALUES(?, ?, ?)",

@@ -13,15 +13,20 @@ from tests.support import TRULOOP, child_env
 pytestmark = pytest.mark.anyio
 
 
+def write_named(raw_path: bytes) -> None:
+    """A file whose name is raw bytes (no text `Path` can name it)."""
+    fd = os.open(raw_path, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, b"x")
+    os.close(fd)
+
+
 async def test_an_undecodable_name_is_left_out_with_a_count(tmp_path: Path) -> None:
     room = tmp_path / "room"
     (room / "sub").mkdir(parents=True)
     (room / "fine.txt").write_text("ok")
     (room / "잘됨.md").write_text("ok")
-    with open(os.path.join(os.fsencode(room), b"bad\xff\nname.txt"), "wb") as handle:
-        handle.write(b"x")
-    with open(os.path.join(os.fsencode(room / "sub"), b"\xc3\x28.txt"), "wb") as handle:
-        handle.write(b"x")
+    write_named(os.path.join(os.fsencode(room), b"bad\xff\nname.txt"))
+    write_named(os.path.join(os.fsencode(room / "sub"), b"\xc3\x28.txt"))
     params = StdioServerParameters(
         command=TRULOOP, args=["--workspace", str(room), "--data-dir", str(tmp_path / "data")], env=child_env()
     )

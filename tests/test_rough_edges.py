@@ -78,3 +78,19 @@ def test_the_agent_routes_answer_under_the_assistant_prefix_too(tmp_path: Path, 
         assert posted.status_code == 404 and posted.json()["jsonrpc"] == "2.0"  # the route's own refusal
         anonymous = httpx.post(f"{base}{prefix}/api/v1/agent/tool-message", json=answer, timeout=10)
         assert anonymous.status_code == 401
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_forgetting_a_memory_that_does_not_exist_asks_nobody(tmp_path: Path, mode: str) -> None:
+    from tests.support import answering
+
+    asked: list[str] = []
+    server = server_for(user="me", services=services_for(tmp_path / "data"))
+    async with Client(server, mode=mode, elicitation_callback=answering("accept", {"confirm": True}, asked)) as client:
+        missing = await client.call_tool("forget_memory", {"memory_id": "mem_does_not_exist"})
+        assert error_of(missing)["code"] == "not_found" and asked == []  # refused before the user was asked
+        saved = await client.call_tool("save_memory", {"content": "a fact to forget"})
+        memory_id = saved.structured_content["id"]  # type: ignore[index]
+        forgotten = await client.call_tool("forget_memory", {"memory_id": memory_id})
+        assert not forgotten.is_error and len(asked) == 1  # an existing one is still confirmed first

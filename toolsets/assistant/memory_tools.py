@@ -6,7 +6,7 @@ The backend is the embedded store, or Supermemory when SUPERMEMORY_API_KEY is se
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -102,7 +102,18 @@ async def search_memories(
     return SearchMemoriesResult(query=text, count=len(hits), memories=hits)
 
 
-@memory_toolset.tool(hints=DESTRUCTIVE)
+async def _memory_exists(ctx: ToolContext[Services], arguments: Any) -> None:
+    """Before the user is asked to confirm a deletion: the memory must exist (a backend that cannot tell asks)."""
+    target = str(arguments.memory_id).strip()
+    if (
+        target
+        and len(target) <= MAX_MEMORY_ID_CHARS
+        and await ctx.deps.memories.exists(ctx.caller.user_id, target) is False
+    ):
+        raise _not_found(target)
+
+
+@memory_toolset.tool(hints=DESTRUCTIVE, precheck=_memory_exists)
 async def forget_memory(
     ctx: ToolContext[Services],
     memory_id: Annotated[
@@ -117,12 +128,16 @@ async def forget_memory(
     if not target or len(target) > MAX_MEMORY_ID_CHARS:
         raise ToolInputError("memory_id must be the id of a memory as returned by search_memories, e.g. 'mem_…'.")
     if not await ctx.deps.memories.forget(ctx.caller.user_id, target):
-        raise ToolError(
-            f"No memory with id {target!r} exists among the user's memories (it may already have been forgotten). "
-            "Use search_memories to find the right id.",
-            code=ErrorCode.NOT_FOUND,
-        )
+        raise _not_found(target)
     return ForgetMemoryResult(memory_id=target, forgotten=True)
+
+
+def _not_found(memory_id: str) -> ToolError:
+    return ToolError(
+        f"No memory with id {memory_id!r} exists among the user's memories (it may already have been forgotten). "
+        "Use search_memories to find the right id.",
+        code=ErrorCode.NOT_FOUND,
+    )
 
 
 def _clean_tags(tags: list[str]) -> list[str]:

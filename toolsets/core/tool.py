@@ -27,11 +27,22 @@ def _is_context(annotation: Any) -> bool:
     return annotation is ToolContext or get_origin(annotation) is ToolContext
 
 
+# Checks a call before confirmation is asked for (the arguments validated); raises a `ToolError` to refuse it.
+Precheck = Callable[["ToolContext[Any]", BaseModel], Awaitable[None]]
+
+
 class Tool:
     __slots__ = ("__dict__", "device", "function", "hints", "name", "toolset")
 
     def __init__(
-        self, function: ToolFunction, *, name: str, toolset: str, hints: ToolHints, device: DeviceMethod | None = None
+        self,
+        function: ToolFunction,
+        *,
+        name: str,
+        toolset: str,
+        hints: ToolHints,
+        device: DeviceMethod | None = None,
+        precheck: Precheck | None = None,
     ) -> None:
         if not inspect.iscoroutinefunction(function):
             raise TypeError(f"tool {name!r} must be an async function")
@@ -42,6 +53,8 @@ class Tool:
         self.function = function
         self.hints = hints
         self.device = device  # set: the tool runs on the user's device, through this JSON-RPC method
+        # raises the tool's refusal (e.g. not_found) before the user is asked to confirm a call that cannot succeed
+        self.precheck = precheck
 
     @property
     def deferred(self) -> bool:

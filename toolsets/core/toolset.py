@@ -16,7 +16,7 @@ from toolsets.core.context import ToolContext
 from toolsets.core.deferred import DeviceMethod, resolve_deferred
 from toolsets.core.envelope import ToolErr, ToolOk, ToolResult
 from toolsets.core.errors import CallDeferred
-from toolsets.core.tool import Tool, ToolFunction
+from toolsets.core.tool import Precheck, Tool, ToolFunction
 
 
 class AbstractToolset:
@@ -62,15 +62,23 @@ class Toolset(AbstractToolset):
         return self._tools
 
     def tool(
-        self, *, hints: ToolHints, name: str | None = None, device: DeviceMethod | None = None
+        self,
+        *,
+        hints: ToolHints,
+        name: str | None = None,
+        device: DeviceMethod | None = None,
+        precheck: Precheck | None = None,
     ) -> Callable[[ToolFunction], ToolFunction]:
-        """Register a tool; `device` declares that it runs on the user's device, through that method."""
+        """Register a tool; `device` declares that it runs on the user's device, through that method; `precheck`
+        refuses a call before the user is asked to confirm it (a destructive tool's target that does not exist)."""
 
         def register(function: ToolFunction) -> ToolFunction:
             tool_name = name or function.__name__
             if tool_name in self._tools:
                 raise ValueError(f"tool {tool_name!r} is already registered in toolset {self.name!r}")
-            self._tools[tool_name] = Tool(function, name=tool_name, toolset=self.name, hints=hints, device=device)
+            self._tools[tool_name] = Tool(
+                function, name=tool_name, toolset=self.name, hints=hints, device=device, precheck=precheck
+            )
             return function
 
         return register

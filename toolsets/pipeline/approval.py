@@ -33,6 +33,8 @@ class ApprovalRequiredToolset(WrapperToolset):
 
     async def call_tool(self, call: ToolCall) -> ToolResult:
         if self.needs_approval(call.tool) and call.ctx.confirm_policy is not ConfirmPolicy.OFF:
+            if call.tool.precheck is not None:  # a call that cannot succeed is refused before anyone is asked
+                await call.tool.precheck(call.ctx, call.arguments)
             refusal = await _refusal(call)
             if refusal is not None:
                 return refusal

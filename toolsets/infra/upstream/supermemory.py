@@ -111,6 +111,9 @@ class SupermemoryMemories:
         hits.sort(key=lambda hit: hit.score, reverse=True)
         return hits[:limit]
 
+    async def exists(self, user_id: str, memory_id: str) -> bool | None:
+        return None  # the API has no look-up by id that is cheaper than the delete itself
+
     async def forget(self, user_id: str, memory_id: str) -> bool:
         body = {"containerTag": container_tag(user_id), "id": memory_id}
         data = await self._request("DELETE", "/v4/memories", body, action="forget the memory", missing_ok=True)

@@ -35,6 +35,10 @@ class MemoryStore(Protocol):
         """The user's memories that match `query`, most relevant first."""
         ...
 
+    async def exists(self, user_id: str, memory_id: str) -> bool | None:
+        """Whether the user has this memory; None when the backend cannot tell without deleting it."""
+        ...
+
     async def forget(self, user_id: str, memory_id: str) -> bool:
         """True when the user's memory was deleted; False when the user has no memory with that id."""
         ...

@@ -110,6 +110,12 @@ class PgMemories:
             ).fetchall()
         return [MemoryHit(record=memory_record(row), score=float(row["score"] or 0.0)) for row in rows]
 
+    async def exists(self, user_id: str, memory_id: str) -> bool | None:
+        await self._ready()
+        async with self.pg.transaction() as conn:
+            found = await conn.execute("SELECT 1 FROM memories WHERE id = %s AND user_id = %s", (memory_id, user_id))
+            return await found.fetchone() is not None
+
     async def forget(self, user_id: str, memory_id: str) -> bool:
         await self._ready()
         async with self.pg.transaction() as conn:

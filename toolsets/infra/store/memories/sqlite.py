@@ -192,6 +192,15 @@ class SqliteMemories:
 
         return await self.db.read(run)
 
+    async def exists(self, user_id: str, memory_id: str) -> bool | None:
+        await self._ready()
+        row = await self.db.read(
+            lambda conn: conn.execute(
+                "SELECT 1 FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
+            ).fetchone()
+        )
+        return row is not None
+
     async def forget(self, user_id: str, memory_id: str) -> bool:
         await self._ready()
 

@@ -105,7 +105,17 @@ def test_an_oversized_line_is_refused_and_the_stream_goes_on(tmp_path: Path) -> 
 
 
 def test_confirmation_and_deferred_tools_on_a_pipe(tmp_path: Path) -> None:
-    forget = {"type": "tool_use", "id": "f", "name": "forget_memory", "input": {"memory_id": "m-1"}}
+    import anyio
+
+    from tests.support import services_for
+
+    async def a_memory() -> str:
+        services = services_for(tmp_path / "data")
+        saved = await services.memories.save("alice", "a fact to forget", [])
+        await services.aclose()
+        return saved.id
+
+    forget = {"type": "tool_use", "id": "f", "name": "forget_memory", "input": {"memory_id": anyio.run(a_memory)}}
     permission = {
         "type": "function_call",
         "call_id": "p",

@@ -253,7 +253,9 @@ def test_inspector_cli_sees_every_result(node_home: Path, tmp_path: Path) -> Non
 
     # The Inspector CLI declares no elicitation capability, so it cannot decline a confirmation; the
     # cancelled envelope is reached instead with --confirm strict (a destructive tool, no way to ask).
+    saved = _inspector(node_home, data, *call, "save_memory", "--tool-arg", "content=a fact to forget")
+    memory = saved["structuredContent"]["id"]  # a memory that exists: the check before asking lets the call on
     cancelled = _inspector(
-        node_home, data, *call, "forget_memory", "--tool-arg", "memory_id=mem_x", flags=("--confirm", "strict")
+        node_home, data, *call, "forget_memory", "--tool-arg", f"memory_id={memory}", flags=("--confirm", "strict")
     )
     assert _assert_error_result(cancelled, "cancelled", status="cancelled").startswith("Cancelled")

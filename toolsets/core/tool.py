@@ -32,7 +32,7 @@ Precheck = Callable[["ToolContext[Any]", BaseModel], Awaitable[None]]
 
 
 class Tool:
-    __slots__ = ("__dict__", "device", "function", "hints", "name", "toolset")
+    __slots__ = ("__dict__", "device", "function", "hints", "name", "precheck", "toolset")
 
     def __init__(
         self,

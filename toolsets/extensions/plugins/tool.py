@@ -38,6 +38,7 @@ class PluginResult(RootModel[dict[str, Any]]):
 class PluginTool(Tool):
     def __init__(self, version: PluginVersion) -> None:  # no super(): there is no typed function to inspect
         self.version = version
+        self.precheck = None  # a plugin declares no check to run before confirmation
         self.name = version.spec.name
         self.toolset = PLUGINS_TOOLSET
         self.hints = version.spec.hints

@@ -127,10 +127,11 @@ def test_typescript_client_over_http(node_home: Path, tmp_path: Path) -> None:
         assert refused.returncode == 1 and "invalid_token" in refused.stderr
 
 
-def test_the_readme_langgraph_block_runs_on_create_agent(tmp_path: Path) -> None:
-    """README's LangGraph block, run as written (its store under a scratch HOME) with the example's stand-in model."""
-    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### LangGraph / LangChain", 1)[1]
+def test_the_documented_langgraph_block_runs_on_create_agent(tmp_path: Path) -> None:
+    """docs/agent-frameworks.md's LangGraph block, run as written (its store under a scratch HOME) with the
+    example's stand-in model."""
+    page = (EXAMPLES.parent / "docs" / "agent-frameworks.md").read_text(encoding="utf-8")
+    section = page.split("\n## LangGraph / LangChain\n", 1)[1]
     block = section.split("```python\n", 1)[1].split("```", 1)[0]
     assert "from langchain.agents import create_agent" in block and "create_react_agent" not in block
     driver = tmp_path / "driver.py"

@@ -123,15 +123,15 @@ async def test_a_composed_pipeline_behind_mcp(mode: str) -> None:
 
 
 @pytest.mark.anyio
-async def test_the_readme_middleware_example_works_as_written(tmp_path: Any) -> None:
+async def test_the_documented_middleware_example_works_as_written(tmp_path: Any) -> None:
     from pathlib import Path
 
     from tests.people import directory
     from toolsets.profiles import build_profiles
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("# toolsets/pipeline/no_bulk_forget.py")
-    source = readme[start : readme.index("```", start)]
+    page = (Path(__file__).parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start = page.index("# toolsets/pipeline/no_bulk_forget.py")
+    source = page[start : page.index("```", start)]
     assert len(source.splitlines()) <= 25
     namespace: dict[str, Any] = {}
     exec(compile(source, "no_bulk_forget.py", "exec"), namespace)

@@ -1,5 +1,5 @@
 """The one configuration: flags over environment over defaults, one line for any bad value, secrets kept
-secret, and --help and the README table generated from the one model."""
+secret, and --help and the docs/settings.md table generated from the one model."""
 
 from __future__ import annotations
 
@@ -151,12 +151,12 @@ def test_help_is_generated_from_the_model() -> None:
         for name in (source.flag, source.env):
             if name:
                 assert re.search(rf"(^|\s|\[){re.escape(name)}\b", text), name
-    assert "`" not in text.split("subcommands (run instead")[0]  # markdown marks are for the README only
+    assert "`" not in text.split("subcommands (run instead")[0]  # markdown marks are for docs/settings.md only
 
 
-def test_the_readme_table_is_the_generated_one() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+def test_the_settings_page_table_is_the_generated_one() -> None:
+    page = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    section = page.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
     table = [line for line in section.splitlines() if line.startswith("|")]
     assert "\n".join(table) + "\n" == markdown_table(), "regenerate it: python -m server.settings_text --markdown"
     printed = subprocess.run(

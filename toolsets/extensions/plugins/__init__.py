@@ -10,7 +10,8 @@ an object with `run(...)` and optionally `close()`. The pieces, one job each:
 - inprocess.py (+ plugin_loop.py) and process.py (+ worker.py): the two runners (`--plugin-isolation`)
 - version.py: one loaded version of one file: its runner, its calls in flight, closed exactly once
 - catalog.py: the folder scanned, changed files reloaded, versions published and retired (hot reload)
+- import_check.py (+ import_child.py): a version's first import, in a child process killed if it hangs
 - tool.py, toolset.py: what the profiles publish; changes.py: who hears that the published tools changed
 
-Light on purpose: the worker process imports only source, module and context.
+Light on purpose: the worker process imports only source, module and context; the import check's child, only module.
 """

@@ -7,6 +7,14 @@ that loaded is published in one swap (a call finds the old version or the new, n
 replaced version is retired (closed once its last call ends). A version that fails is not published,
 the error is kept for `truloop-mcp tools list` and logged, and the previous good version keeps serving.
 
+Each version loads in a task of its own, never under the catalog's lock (which covers only the quick
+bookkeeping: what is served, what is retired), so a plugin whose import never ends holds up nothing else;
+a newer version of the same file cancels the load of the older one at once. Its first import runs in a
+child process, killed when it overruns `IMPORT_SECONDS` or is cancelled: in-process isolation imports it in
+the server only after that child imported it (import_check.py), process isolation in its worker (killed
+the same way). The versions that one scan starts settle their names in the scan's order, so which of two
+files declaring one name serves does not depend on which imports faster.
+
 Files: `DIR/*.py`, except names starting with `_` (helpers, `__init__.py`). `NAME.canary.py` is loaded the same
 way as the candidate version of the tool it declares: it is not published itself (the stable file's version is),
 it waits until a stable file serves that name, and the canary router (toolsets/pipeline/canary) routes a share of that
@@ -24,8 +32,8 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,6 +43,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from toolsets.extensions.plugins.changes import ToolListChanges
+from toolsets.extensions.plugins.import_check import check_import
 from toolsets.extensions.plugins.module import PluginImportError, import_plugin, module_name
 from toolsets.extensions.plugins.plugin_runner import PluginLoadError, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource, PluginSourceError
@@ -55,6 +64,7 @@ Isolation = Literal["inprocess", "process"]
 POLL_SECONDS = 0.2
 SETTLE_SECONDS = 0.05  # a file written this recently may still be being written: look again next poll
 IMPORT_SECONDS = 30.0
+IMPORTS_AT_ONCE = 4  # versions being imported (each in a child or worker process) at one time
 UNLOAD_SECONDS = 5.0  # stopping: every version's close() together, at most this long
 Signature = tuple[int, int, int]  # mtime_ns, size, inode
 CANDIDATE_SUFFIX = ".canary.py"
@@ -92,6 +102,27 @@ class _FileState:
     error: LoadError | None = None
     refused_name: str | None = None  # refused because another file serves this name: tried again when it goes
     awaits_stable: str | None = None  # a candidate whose tool no stable file serves yet: tried again when one does
+    tried: PluginSource | None = None  # the content last tried (what a retry loads again)
+    loading: _Load | None = None  # the version on its way in (a newer one cancels it)
+
+
+@dataclass(eq=False)
+class _Load:
+    """One version of one file on its way in, in a task of its own."""
+
+    path: Path
+    state: _FileState
+    source: PluginSource
+    after: _Load | None  # the load before this one in its scan: its name is settled first
+    retry: bool  # loaded again because the name it was refused became free (or its stable file now serves)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+    async def ready(self) -> None:
+        """Wait until the loads before this one in its scan have published or failed."""
+        if self.after is not None:
+            await self.after.done.wait()
+            self.after = None
 
 
 def is_candidate(path: Path) -> bool:
@@ -128,7 +159,9 @@ class PluginCatalog:
         self._files: dict[Path, _FileState] = {}
         self._published: dict[str, PluginVersion] = {}
         self._candidates: dict[str, PluginVersion] = {}
-        self._lock = anyio.Lock()
+        self._leaving: list[PluginVersion] = []  # deleted files' versions, still published until the next swap
+        self._lock = anyio.Lock()  # held for bookkeeping only, never across an import or a create()
+        self._importing = anyio.CapacityLimiter(IMPORTS_AT_ONCE)
         self._tg: TaskGroup | None = None
         self._create = True
         self.threads = PluginThreads()  # where in-process plugins' sync code runs
@@ -176,33 +209,56 @@ class PluginCatalog:
                         tg.start_soon(self._watch)
                 yield self
             finally:
+                for state in self._files.values():
+                    if state.loading is not None:
+                        state.loading.scope.cancel()  # a hung import's child process is killed now
                 with anyio.CancelScope(shield=True):
                     await self._unload()
                 self._tg = None
                 tg.cancel_scope.cancel()
 
     async def rescan(self, *, settle: bool = True) -> bool:
-        """Bring the catalog in line with the folder; True when the published tools changed. With `settle`, a
-        file modified in the last `SETTLE_SECONDS` waits for the next scan (it may be half written)."""
+        """Bring the catalog in line with the folder, waiting for the versions it loads; True when the published
+        tools changed meanwhile. With `settle`, a file modified in the last `SETTLE_SECONDS` waits for the next
+        scan (it may be half written). A hung import elsewhere in the folder is waited for up to its limit (the
+        watcher never waits: it only starts loads)."""
+        revision = self.revision
+        await self._scan(settle=settle)
+        await self._settled()
+        return self.revision != revision
+
+    async def _scan(self, *, settle: bool = True) -> None:
+        """List the folder and start a load for each changed file (cancelling the load of its older version)."""
+        retired: list[PluginVersion] = []
+        starting: list[_Load] = []
         async with self._lock:
             if self.config is None:
-                return False
-            retired: list[PluginVersion] = []
+                return
             present = await anyio.to_thread.run_sync(plugin_files, self.config.tools_dir)
-            changed = self._forget_deleted(set(present), retired)
+            self._forget_deleted(set(present))
             for path, signature in present.items():
-                changed |= await self._refresh(path, signature, retired, settle=settle)
-            while changed and await self._retry_refused(retired):
-                pass
-            if changed:
-                self._publish()
-            for version in retired:
-                await version.retire()
+                source = await self._changed(path, signature, settle=settle)
+                if source is not None:
+                    starting.append(self._begin(path, self._files[path], source, starting))
+            if self._leaving:
+                starting.extend(self._retry_refused(starting))
+            changed = self._publish_if_due(retired)
+        await self._launch(starting)
+        await self._retired(retired, changed)
+
+    async def _settled(self) -> None:
+        """Wait until no load is under way (a load's retries count too)."""
+        while pending := [state.loading for state in self._files.values() if state.loading is not None]:
+            for load in pending:
+                await load.done.wait()
+
+    async def _retired(self, retired: list[PluginVersion], changed: bool) -> None:
+        for version in retired:
+            await version.retire()
         if changed:
             if self._candidates and self._create:
                 await self.canary.observe()  # a candidate's rollout starts when it is loaded, not at its first call
             await self.changes.announce()
-        return changed
 
     async def heard(self, name: str, tool_version: str, outcome: ToolResult) -> None:
         """A plugin call's envelope, for those who follow calls (the authoring trials); never fails the call."""
@@ -214,99 +270,211 @@ class PluginCatalog:
 
     # -- scanning ---------------------------------------------------------------------------------------------
 
-    def _forget_deleted(self, present: set[Path], retired: list[PluginVersion]) -> bool:
-        changed = False
+    def _forget_deleted(self, present: set[Path]) -> None:
+        """Deleted files' versions leave at the next swap: after the files their names freed were loaded again, so
+        a name passed from one file to another is never missing in between."""
         for path in [path for path in self._files if path not in present]:
             state = self._files.pop(path)
+            if state.loading is not None:
+                state.loading.scope.cancel()
             if state.version is not None:
                 logger.warning("plugin %s: %s was deleted; no longer served", state.version.name, path.name)
-                retired.append(state.version)
-                changed = True
-        return changed
+                self._leaving.append(state.version)
 
-    async def _refresh(
-        self,
-        path: Path,
-        signature: Signature | None,
-        retired: list[PluginVersion],
-        *,
-        again: bool = False,
-        settle: bool = True,
-    ) -> bool:
+    async def _changed(self, path: Path, signature: Signature, *, settle: bool) -> PluginSource | None:
+        """The file's content when it is new (not yet tried), else None."""
         state = self._files.setdefault(path, _FileState())
-        if signature == state.signature and not again:
-            return False
-        if settle and not again and signature is not None and 0 <= time.time_ns() - signature[0] < SETTLE_SECONDS * 1e9:
-            return False  # being written right now, perhaps: the next poll sees it settled
+        if signature == state.signature:
+            return None
+        if settle and 0 <= time.time_ns() - signature[0] < SETTLE_SECONDS * 1e9:
+            return None  # being written right now, perhaps: the next poll sees it settled
         state.signature = signature
         try:
             source = await anyio.to_thread.run_sync(PluginSource.read, path)
         except PluginSourceError as exc:
             self._failed(state, path, None, str(exc))
-            return False
-        if source.digest == state.digest and not again:
-            return False
+            return None
+        if source.digest == state.digest:
+            return None
         state.digest = source.digest
+        return source
+
+    def _begin(self, path: Path, state: _FileState, source: PluginSource, batch: list[_Load]) -> _Load:
+        """A load of `source` for `path` (under the lock), superseding the one under way; `batch`: the loads
+        started before it in the same scan."""
+        if state.loading is not None:
+            logger.info("plugin file %s: a newer version supersedes the one being loaded", path.name)
+            state.loading.scope.cancel()
+        load = _Load(path, state, source, after=batch[-1] if batch else None, retry=source is state.tried)
+        state.loading, state.tried, state.refused_name, state.awaits_stable = load, source, None, None
+        return load
+
+    def _spawn(self, loads: list[_Load]) -> bool:
+        """Start each load in a task of its own; False when not running (a catalog used without `running()`)."""
+        if self._tg is None:
+            return False
+        for load in loads:
+            self._tg.start_soon(self._run_load, load)
+        return True
+
+    async def _launch(self, loads: list[_Load]) -> None:
+        if not self._spawn(loads):
+            for load in loads:  # one after another, here
+                await self._run_load(load)
+
+    async def _run_load(self, load: _Load) -> None:
+        """Load one version, then (under the lock, if it is still the one wanted) publish it or keep its error."""
+        version: PluginVersion | None = None
+        retired: list[PluginVersion] = []
+        starting: list[_Load] = []
+        published = False
         try:
-            version = await self._load(source, state)
-        except NameRefused as exc:
-            state.refused_name = str(exc.args[1])
-            self._failed(state, path, source.version, str(exc.args[0]))
-            return False
-        except AwaitsStable as exc:
-            state.awaits_stable = str(exc.args[1])
-            self._failed(state, path, source.version, str(exc.args[0]))
-            return False
-        except (PluginSourceError, PluginImportError, PluginSpecError, PluginLoadError, TimeoutError) as exc:
-            self._failed(state, path, source.version, str(exc) or type(exc).__name__)
-            return False
-        except Exception as exc:  # a bug of ours must not stop the watcher
-            logger.exception("plugin file %s: unexpected error while loading", path.name)
-            self._failed(state, path, source.version, f"{type(exc).__name__}: {exc}")
-            return False
+            with load.scope:
+                version, failure = await self._attempt(load)
+                async with self._lock:
+                    published, starting = self._settle(load, version, failure, retired)
+                version = None  # published, or in `retired`
+        finally:
+            if version is not None:
+                retired.append(version)  # loaded, but cut short before it was published
+            spawned = self._spawn(starting)
+            with anyio.CancelScope(shield=True):
+                for old in retired:
+                    await old.retire()
+            try:
+                if published:
+                    await self._retired([], True)  # told before `rescan` returns (a candidate's rollout has started)
+            finally:
+                load.done.set()
+        if not spawned:
+            await self._launch(starting)
+
+    def _settle(
+        self,
+        load: _Load,
+        version: PluginVersion | None,
+        failure: tuple[str, str | None, str | None] | None,
+        retired: list[PluginVersion],
+    ) -> tuple[bool, list[_Load]]:
+        """(Under the lock.) Publish the loaded version or keep the failure, if the load is still the one wanted;
+        (whether the published tools changed, the loads that change lets start)."""
+        path, state = load.path, load.state
+        if self._files.get(path) is not state or state.loading is not load:
+            if version is not None:
+                retired.append(version)  # superseded or deleted meanwhile
+            return self._publish_if_due(retired), []
+        state.loading = None
+        if version is not None:
+            failure = self._still_accepted(version, path, state)
+            if failure is not None:
+                retired.append(version)
+                version = None
+        if version is None:
+            assert failure is not None
+            message, state.refused_name, state.awaits_stable = failure
+            self._failed(state, path, load.source.version, message)
+            return self._publish_if_due(retired), []
         if state.version is not None:
             retired.append(state.version)
         logger.info("plugin %s: version %s from %s is served", version.name, version.version, path.name)
         state.version, state.error, state.refused_name, state.awaits_stable = version, None, None, None
-        return True
+        retired.extend(self._publish())
+        return True, self._retry_refused([])
 
-    async def _retry_refused(self, retired: list[PluginVersion]) -> bool:
-        """A file refused for a name another file served may take the name once that file let it go."""
+    async def _attempt(self, load: _Load) -> tuple[PluginVersion | None, tuple[str, str | None, str | None] | None]:
+        """(the loaded version, None) or (None, (the reason, verbatim; the name refused; the stable awaited))."""
+        path = load.path
+        try:
+            return await self._load(load.source, load.state, ready=load.ready), None
+        except NameRefused as exc:
+            return None, (str(exc.args[0]), str(exc.args[1]), None)
+        except AwaitsStable as exc:
+            return None, (str(exc.args[0]), None, str(exc.args[1]))
+        except (PluginSourceError, PluginImportError, PluginSpecError, PluginLoadError, TimeoutError) as exc:
+            return None, (str(exc) or type(exc).__name__, None, None)
+        except Exception as exc:  # a bug of ours must not stop the watcher
+            logger.exception("plugin file %s: unexpected error while loading", path.name)
+            return None, (f"{type(exc).__name__}: {exc}", None, None)
+
+    def _still_accepted(
+        self, version: PluginVersion, path: Path, state: _FileState
+    ) -> tuple[str, str | None, str | None] | None:
+        """The name checked again at publishing: a file loaded meanwhile (in another scan) may have taken it."""
+        try:
+            self._accepted(version.spec, path, state)
+        except NameRefused as exc:
+            return str(exc.args[0]), str(exc.args[1]), None
+        except AwaitsStable as exc:
+            return str(exc.args[0]), None, str(exc.args[1])
+        except PluginSpecError as exc:
+            return str(exc), None, None
+        return None
+
+    def _retry_refused(self, batch: list[_Load]) -> list[_Load]:
+        """(Under the lock.) A file refused for a name another file served may take the name once that file let
+        it go; a candidate that waited for its stable file is loaded once one serves."""
         served = {s.version.name for p, s in self._files.items() if s.version is not None and not is_candidate(p)}
-        changed = False
-        for path, state in sorted(self._files.items()):
+        starting: list[_Load] = []
+        for path, state in sorted(self._files.items(), key=lambda item: (is_candidate(item[0]), item[0].name)):
+            if state.loading is not None or state.tried is None:
+                continue
             if (state.refused_name is not None and state.refused_name not in served) or (
                 state.awaits_stable is not None and state.awaits_stable in served
             ):
-                changed |= await self._refresh(path, state.signature, retired, again=True)
-        return changed
+                starting.append(self._begin(path, state, state.tried, [*batch, *starting]))
+        return starting
 
     def _failed(self, state: _FileState, path: Path, version: str | None, message: str) -> None:
         state.error = LoadError(path, version, message, time.time())
         keeps = f"; version {state.version.version} keeps serving" if state.version is not None else ""
         logger.warning("plugin file %s (version %s) not loaded: %s%s", path.name, version or "-", message, keeps)
 
-    def _publish(self) -> None:
+    def _publish(self) -> list[PluginVersion]:
+        """(Under the lock.) Serve what the files hold now, in one swap; the deleted files' versions, to retire."""
         loaded = [(path, state.version) for path, state in self._files.items() if state.version is not None]
         self._published = {version.name: version for path, version in loaded if not is_candidate(path)}
         self._candidates = {v.name: v for path, v in loaded if is_candidate(path) and v.name in self._published}
         self.revision += 1
+        leaving, self._leaving = self._leaving, []
+        return leaving
+
+    def _publish_if_due(self, retired: list[PluginVersion]) -> bool:
+        """(Under the lock.) Publish a deletion once no file it let take a name is still loading."""
+        if not self._leaving or any(s.loading is not None and s.loading.retry for s in self._files.values()):
+            return False
+        retired.extend(self._publish())
+        return True
 
     # -- loading one version ----------------------------------------------------------------------------------
 
-    async def _load(self, source: PluginSource, state: _FileState, *, create: bool | None = None) -> PluginVersion:
-        """Load one version; `create` (default: the catalog's mode) starts it, else it is only checked."""
+    async def _load(
+        self,
+        source: PluginSource,
+        state: _FileState,
+        *,
+        create: bool | None = None,
+        ready: Callable[[], Awaitable[None]] | None = None,
+    ) -> PluginVersion:
+        """Load one version; `create` (default: the catalog's mode) starts it, else it is only checked. `ready`
+        is awaited once it imported, before its name is checked (the loads before it settle theirs first)."""
         create = self._create if create is None else create
         name = module_name(source.path, source.version)
         if self.config is not None and self.config.isolation == "process" and (create or self._tg is not None):
-            return await self._load_in_worker(source, name, state, create=create)
-        with anyio.fail_after(IMPORT_SECONDS):
-            loaded = await anyio.to_thread.run_sync(
-                import_plugin, source.text, source.path, name, abandon_on_cancel=True
-            )
+            return await self._load_in_worker(source, name, state, create=create, ready=ready)
+        async with self._importing:
+            checked = await check_import(source, name, IMPORT_SECONDS)  # in a child, killed if it hangs
+        if ready is not None:
+            await ready()
+        if checked is not None:  # a bad spec or a taken name is refused without importing it here
+            self._accepted(parse_spec(checked), source.path, state)
         from toolsets.extensions.plugins.inprocess import InProcessRunner
         from toolsets.extensions.plugins.module import forget
 
+        try:
+            with anyio.fail_after(IMPORT_SECONDS):
+                loaded = await self.threads.run(partial(import_plugin, source.text, source.path, name))
+        except TimeoutError:
+            raise PluginImportError(f"importing it did not finish within {IMPORT_SECONDS:g} s") from None
         try:
             spec = self._accepted(parse_spec(loaded.raw_spec), source.path, state)
         except Exception:
@@ -322,18 +490,28 @@ class PluginCatalog:
         return await self._started(spec, source, runner, create)
 
     async def _load_in_worker(
-        self, source: PluginSource, name: str, state: _FileState, *, create: bool
+        self,
+        source: PluginSource,
+        name: str,
+        state: _FileState,
+        *,
+        create: bool,
+        ready: Callable[[], Awaitable[None]] | None,
     ) -> PluginVersion:
         """In a worker process: the plugin's code (its import too) never runs in this one."""
         from toolsets.extensions.plugins.process import ProcessRunner
 
         assert self._tg is not None
         runner = ProcessRunner(source, name, self._tg.start_soon)
-        raw = await runner.load()
         try:
+            async with self._importing:
+                raw = await runner.load()
+            if ready is not None:
+                await ready()
             spec = self._accepted(parse_spec(raw), source.path, state)
-        except Exception:
-            await runner.stop()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await runner.abort()  # a worker still busy importing would never answer `close`
             raise
         hints = spec.hints
         runner.identify(spec.name, self._data_dir(spec, create), retry_safe=hints.read_only or hints.idempotent)
@@ -405,18 +583,21 @@ class PluginCatalog:
     # -- watching and stopping --------------------------------------------------------------------------------
 
     async def _watch(self) -> None:
+        """Scan every `poll_seconds`, never waiting for the loads a scan starts (a hung one holds up nothing)."""
         assert self.config is not None
         while True:
             await anyio.sleep(self.config.poll_seconds)
             try:
-                await self.rescan()
+                await self._scan()
             except Exception:
                 logger.exception("plugin rescan failed; trying again at the next poll")
 
     async def _unload(self) -> None:
         async with self._lock:
             versions = [state.version for state in self._files.values() if state.version is not None]
+            versions.extend(self._leaving)
             self._files.clear()
+            self._leaving = []
             if self._published or self._candidates:
                 self._published, self._candidates = {}, {}
                 self.revision += 1

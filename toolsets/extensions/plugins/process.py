@@ -206,6 +206,16 @@ class ProcessRunner:
         if worker is not None:
             await self._terminate(worker)
 
+    async def abort(self) -> None:
+        """Kill the worker at once: a load cut short (overrun, superseded, the server stopping), whose worker may
+        be busy in the plugin's import and would never answer `close`."""
+        self._stopping = True
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            self._kill(worker)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
+                await worker.process.wait()
+
     # -- the worker's life -------------------------------------------------------------------------------------
 
     async def _ready(self) -> _Worker:

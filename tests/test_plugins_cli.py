@@ -118,3 +118,11 @@ async def test_http_server_serves_and_reloads_plugins(mode: str, tools: Path) ->
             await eventually(reloaded, 5)
         async with mcp_client(base, token("g", role="guest"), mode) as guest:
             assert "echo_text" not in {tool.name for tool in (await guest.list_tools()).tools}
+
+
+def test_tools_list_during_a_broken_edit_says_the_server_keeps_the_last_good_version(tools: Path) -> None:
+    (tools / "echo_text.py").write_text(GOOD + "\ndef half_written(:\n")  # saved mid-edit: a syntax error
+    listed = tools_cli("list", "--tools-dir", str(tools))
+    assert listed.returncode == 0, listed.stderr
+    assert "(none)" not in listed.stdout and "keeps serving the last version that loaded" in listed.stdout
+    assert "echo_text.py" in listed.stdout  # its load error is listed below

@@ -118,7 +118,9 @@ def _catalog(tools_dir: Path | None, data_dir: Path) -> Any:
 def _table(report: dict[str, Any]) -> str:
     lines = [f"plugins in {report['tools_dir']}:"]
     plugins = report["plugins"]
-    if not plugins:
+    if not plugins and report["errors"]:  # a broken edit: a running server still serves what loaded before it
+        lines.append("  (none loads as the files stand; a running server keeps serving the last version that loaded)")
+    elif not plugins:
         lines.append("  (none)")
     width = max([len(row["name"]) for row in plugins] + [4])
     for row in plugins:

@@ -29,7 +29,7 @@ CHECK_FAILED = 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog=f"{PROG} tools", description="Custom tool plugins (see README, 'Writing a plugin').")
+    parser = OneLineParser(prog=f"{PROG} tools", description="Custom tool plugins (see docs/plugins.md).")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     listing = commands.add_parser("list", help="loaded plugins, versions (content hashes) and load errors")
     add_setting_flags(listing, only={"tools_dir", "data_dir", "log_level"})

@@ -3,7 +3,7 @@
 `gen_ai.tool.type` and, when the call did not succeed, `error.type` (the envelope's code).
 
 Only `opentelemetry-api` is used: without an SDK its tracer makes non-recording spans, so this costs
-next to nothing until an operator installs one (README, "Tracing"). The span is a child of the
+next to nothing until an operator installs one (docs/audit.md, "Tracing"). The span is a child of the
 server's `tools/call` span when the MCP SDK made one, and its id is the call's audit `call_id`.
 """
 

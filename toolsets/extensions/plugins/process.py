@@ -8,7 +8,7 @@ a fresh worker when the tool says that is safe (`readOnlyHint` or `idempotentHin
 `handler_error` that is `retryable: true` (they may or may not have run). A call past its timeout returns
 `timeout` and its worker is killed (a hung call never ends otherwise), and the next call starts a fresh worker
 (which runs `create` again). The price is a process per version (~20 MB, ~0.1 s to start) and a pipe hop per
-call (see the README's plugin benchmark).
+call (see the plugin benchmark in docs/plugins.md).
 """
 
 from __future__ import annotations

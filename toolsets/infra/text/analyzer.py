@@ -38,7 +38,7 @@ _WORD = re.compile(r"[^\W_]+")
 # `Wi-Fi`, `e-mail`, `check-in`: a Latin compound is also its joined word, so `wifi` finds `Wi-Fi` and back
 _COMPOUND = re.compile(r"[^\W_]+(?:[-\u2010][^\W_]+)+")
 _JOINER = re.compile(r"[-\u2010]")
-KEPT = "bigram-strip"  # measured best with bench/search_eval.py (README "Search in Korean")
+KEPT = "bigram-strip"  # measured best with bench/search_eval.py (docs/tools.md, "Search in Korean")
 
 
 @functools.lru_cache(maxsize=1)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import subprocess
 import textwrap
 import time
 from collections.abc import AsyncIterator
@@ -12,7 +14,7 @@ from typing import Any
 
 from server.composition import Deployment
 from server.mcp_server import TruloopMCP
-from tests.support import settings
+from tests.support import TRULOOP, child_env, settings
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -73,3 +75,40 @@ async def serving(tools_dir: Path, data_dir: Path, **overrides: Any) -> AsyncIte
     server = deployment.mcp_server()
     async with deployment.running():
         yield server
+
+
+def plugin_stdio_server(tools_dir: Path, data_dir: Path, isolation: str) -> subprocess.Popen[bytes]:
+    """`truloop-mcp` over stdio serving `tools_dir` with this plugin isolation (stderr discarded)."""
+    return subprocess.Popen(
+        [TRULOOP, "--tools-dir", str(tools_dir), "--data-dir", str(data_dir), "--plugin-isolation", isolation],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+    )
+
+
+class StdioSession:
+    """A blocking JSON-RPC session with a stdio server, handshake done (2025-11-25)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "the server ended"
+            reply = json.loads(line)
+            if reply.get("id") == self.next_id:
+                return reply

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.plugin_files import plugin_source, serving
-from tests.support import TRULOOP, child_env, error_of
+from tests.plugin_files import StdioSession, plugin_source, plugin_stdio_server, serving
+from tests.support import error_of
 
 pytestmark = pytest.mark.anyio
 ISOLATIONS = ["inprocess", "process"]
@@ -186,43 +185,10 @@ async def test_results_that_are_not_json_are_handler_errors(isolation: str, tool
 # -- a real stdio subprocess ---------------------------------------------------------------------------------------
 
 
-def _stdio(tools: Path, tmp_path: Path, isolation: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [TRULOOP, "--tools-dir", str(tools), "--data-dir", str(tmp_path / "data"), "--plugin-isolation", isolation],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=child_env(),
-    )
-
-
-class _Session:
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, "the server ended"
-            reply = json.loads(line)
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        reply = self.request("tools/call", {"name": name, "arguments": arguments})
-        assert "result" in reply, reply
-        return reply["result"]
+def _call(session: StdioSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    reply = session.request("tools/call", {"name": name, "arguments": arguments})
+    assert "result" in reply, reply
+    return reply["result"]
 
 
 def _envelope(result: dict[str, Any]) -> dict[str, Any]:
@@ -236,13 +202,13 @@ def test_stdio_server_answers_after_a_system_exit_and_keyboard_interrupt(
     isolation: str, tools: Path, tmp_path: Path
 ) -> None:
     (tools / "raiser.py").write_text(plugin_source("raiser", RAISER))
-    proc = _stdio(tools, tmp_path, isolation)
+    proc = plugin_stdio_server(tools, tmp_path / "data", isolation)
     try:
-        session = _Session(proc)
+        session = StdioSession(proc)
         for what, name in (("argparse", "SystemExit"), ("interrupt", "KeyboardInterrupt"), ("exit", "SystemExit")):
-            error = _envelope(session.call("raiser", {"raise": what}))
+            error = _envelope(_call(session, "raiser", {"raise": what}))
             assert error["code"] == "handler_error" and name in error["reason"], error  # not a crashed worker
-            assert session.call("raiser", {})["structuredContent"] == {"ok": True}
+            assert _call(session, "raiser", {})["structuredContent"] == {"ok": True}
         assert proc.poll() is None
     finally:
         proc.kill()
@@ -256,11 +222,11 @@ def test_stdio_server_exits_promptly_while_a_plugin_thread_is_stuck(
     isolation: str, stuck: str, stop: str, tools: Path, tmp_path: Path
 ) -> None:
     (tools / "stuck.py").write_text(plugin_source("stuck", STUCK, timeout_s=0.5))
-    proc = _stdio(tools, tmp_path, isolation)
+    proc = plugin_stdio_server(tools, tmp_path / "data", isolation)
     try:
-        session = _Session(proc)
-        assert _envelope(session.call("stuck", {"busy": stuck == "busy"}))["code"] == "timeout"
-        day = session.call("get_day_of_week", {"date": "2026-03-10"})
+        session = StdioSession(proc)
+        assert _envelope(_call(session, "stuck", {"busy": stuck == "busy"}))["code"] == "timeout"
+        day = _call(session, "get_day_of_week", {"date": "2026-03-10"})
         assert day["structuredContent"]["day_of_week"] == "Tuesday"  # the plugin's thread is still running
         started = time.monotonic()
         if stop == "eof":
@@ -282,9 +248,9 @@ def test_stdio_call_in_flight_at_end_of_input_is_answered_and_the_server_exits(
 ) -> None:
     """The host closes stdin while a stuck call runs: the call is answered (timeout), and the process ends."""
     (tools / "stuck.py").write_text(plugin_source("stuck", STUCK, timeout_s=0.8))
-    proc = _stdio(tools, tmp_path, isolation)
+    proc = plugin_stdio_server(tools, tmp_path / "data", isolation)
     try:
-        session = _Session(proc)
+        session = StdioSession(proc)
         session.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "stuck", "arguments": {}}})
         started = time.monotonic()
         assert proc.stdin is not None and proc.stdout is not None

@@ -5,10 +5,8 @@ end of input. In both isolation modes, through the real server."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -17,8 +15,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.plugin_files import plugin_source, serving, write
-from tests.support import TRULOOP, child_env, eventually
+from tests.plugin_files import StdioSession, plugin_source, plugin_stdio_server, serving, write
+from tests.support import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -135,42 +133,9 @@ async def test_a_hung_import_times_out_costs_nothing_after_and_holds_up_no_other
         assert "hung" not in plugins.versions() and (await served(client, "other")) == 7
 
 
-def _stdio(tools: Path, data: Path, isolation: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [TRULOOP, "--tools-dir", str(tools), "--data-dir", str(data), "--plugin-isolation", isolation],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=child_env(),
-    )
-
-
-class _Session:
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, "the server ended"
-            reply = json.loads(line)
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def served(self, name: str) -> Any:
-        result = self.request("tools/call", {"name": name, "arguments": {}})["result"]
-        return None if result.get("isError") else (result.get("structuredContent") or {}).get("v")
+def _served(session: StdioSession, name: str) -> Any:
+    result = session.request("tools/call", {"name": name, "arguments": {}})["result"]
+    return None if result.get("isError") else (result.get("structuredContent") or {}).get("v")
 
 
 @pytest.mark.parametrize("isolation", ISOLATIONS)
@@ -180,15 +145,15 @@ def test_stdio_server_supersedes_a_hung_import_and_exits_promptly_during_one(
 ) -> None:
     path = tools / "greet.py"
     path.write_text(plugin_source("greet", answer(1)))
-    proc = _stdio(tools, tmp_path / "data", isolation)
+    proc = plugin_stdio_server(tools, tmp_path / "data", isolation)
     try:
-        session = _Session(proc)
-        assert session.served("greet") == 1
+        session = StdioSession(proc)
+        assert _served(session, "greet") == 1
         write(path, plugin_source("greet", SPINS + answer(2)))
         time.sleep(1.0)
         write(path, plugin_source("greet", answer(3)))
         saved = time.monotonic()
-        while session.served("greet") != 3:
+        while _served(session, "greet") != 3:
             assert time.monotonic() - saved < 3.0, "the corrected file is not served within 3 s"
             time.sleep(0.02)
         workers = 1 if isolation == "process" else 0

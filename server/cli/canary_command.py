@@ -114,7 +114,6 @@ async def _states(settings: Settings, name: str | None) -> tuple[list[CanaryStat
 async def _folder_candidates(settings: Settings) -> list[CanaryState]:
     """The rollouts the folder's candidate files would start (imported to read their specs, never run)."""
     from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
-    from toolsets.pipeline.canary.policy import ladder_for
     from toolsets.profiles import reserved_tool_names
 
     assert settings.tools_dir is not None
@@ -126,14 +125,7 @@ async def _folder_candidates(settings: Settings) -> list[CanaryState]:
             candidate = catalog.candidate(tool)
             if candidate is None:
                 continue
-            state = actions.start(
-                tool,
-                stable.version,
-                candidate.version,
-                ladder_for(stable.spec.hints, candidate.spec.hints),
-                stable_file=stable.source.path.name,
-                candidate_file=candidate.source.path.name,
-            )
+            state = actions.start_beside(stable, candidate)
             found.append(state.model_copy(update={"metrics": {"stable": windows([]), "candidate": windows([])}}))
     return found
 

@@ -4,10 +4,13 @@ state (revision + 1) carrying the decision (`news` tells whether it is one to au
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from toolsets.pipeline.canary.policy import next_share
+from toolsets.pipeline.canary.policy import ladder_for, next_share
 from toolsets.pipeline.canary.state import CanaryState, RolloutDecision
+
+if TYPE_CHECKING:
+    from toolsets.extensions.plugins.version import PluginVersion
 
 By = Literal["auto", "operator"]
 
@@ -36,6 +39,19 @@ def start(
         stable_file=stable_file,
         candidate_file=candidate_file,
         decision=RolloutDecision(action="start", reason=reason, at=now, share_to=share),
+    )
+
+
+def start_beside(stable: PluginVersion, candidate: PluginVersion, *, revision: int = 0) -> CanaryState:
+    """The rollout of a loaded candidate beside its stable version: the ladder their hints call for."""
+    return start(
+        stable.name,
+        stable.version,
+        candidate.version,
+        ladder_for(stable.spec.hints, candidate.spec.hints),
+        stable_file=stable.source.path.name,
+        candidate_file=candidate.source.path.name,
+        revision=revision,
     )
 
 

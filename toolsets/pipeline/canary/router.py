@@ -28,7 +28,7 @@ from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolEr
 from toolsets.extensions.plugins.failures import DESCRIBED, fatal_kind
 from toolsets.pipeline.canary import actions, files
 from toolsets.pipeline.canary.metrics import Outcome, Sample, windows
-from toolsets.pipeline.canary.policy import EVALUATE_EVERY, ladder_for
+from toolsets.pipeline.canary.policy import EVALUATE_EVERY
 from toolsets.pipeline.canary.routing import KeyKind, routing_key, to_candidate
 from toolsets.pipeline.canary.rules import decide
 from toolsets.pipeline.canary.state import CanaryState
@@ -118,15 +118,7 @@ class CanaryRouter:
                 if await self.store.save(changed, state.revision):
                     return changed
                 continue
-            fresh = actions.start(
-                name,
-                stable.version,
-                candidate.version,
-                ladder_for(stable.spec.hints, candidate.spec.hints),
-                stable_file=stable.source.path.name,
-                candidate_file=candidate.source.path.name,
-                revision=state.revision + 1 if state is not None else 0,
-            )
+            fresh = actions.start_beside(stable, candidate, revision=state.revision + 1 if state is not None else 0)
             if await self.store.save(fresh, state.revision if state is not None else None):
                 _emit(emit, fresh)
                 return fresh

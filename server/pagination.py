@@ -10,10 +10,10 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+if TYPE_CHECKING:
+    from mcp.shared.exceptions import MCPError
 
 T = TypeVar("T")
 DEFAULT_PAGE_SIZE = 500
@@ -56,6 +56,9 @@ class Pager:
 
 
 def _invalid(kind: str) -> MCPError:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
     return MCPError(
         code=INVALID_PARAMS,
         message=f"Invalid cursor for {kind}/list: pass back a nextCursor this server gave, or none for the first page",

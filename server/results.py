@@ -1,5 +1,5 @@
-"""Envelope -> MCP `CallToolResult` (or the `InputRequiredResult` a port asked for), as a model or in
-its handshake-era wire form.
+"""Envelope -> MCP `CallToolResult` (or the `InputRequiredResult` a port asked for) as the SDK's models (their
+handshake-era wire forms, built without the SDK, are `server.wire_forms`).
 
 An error or cancellation carries no `structuredContent`: clients (the TypeScript SDK first) validate
 `structuredContent` against the tool's `outputSchema`, which describes success only. The text tells
@@ -8,14 +8,11 @@ the model what happened; the machine-readable envelope rides in `_meta` under `E
 
 from __future__ import annotations
 
-from typing import Any
-
 import mcp.types as types
 
+from server.wire_forms import ERROR_META_KEY
 from toolsets.core.envelope import ToolInputRequired, ToolOk, ToolResult, text_and_structured
 from toolsets.core.tool import Tool
-
-ERROR_META_KEY = "io.truloop/error"
 
 
 def to_mcp_result(outcome: ToolResult) -> types.CallToolResult | types.InputRequiredResult:
@@ -26,19 +23,6 @@ def to_mcp_result(outcome: ToolResult) -> types.CallToolResult | types.InputRequ
     if isinstance(outcome, ToolOk):
         return types.CallToolResult(content=content, structured_content=data)
     return types.CallToolResult(content=content, meta={ERROR_META_KEY: data}, is_error=True)
-
-
-def to_wire_result(outcome: ToolResult) -> dict[str, Any]:
-    """The `tools/call` result as a handshake-era (2025-06-18, 2025-11-25) client reads it: what the SDK's
-    serializer makes of `to_mcp_result(outcome)`, without building and validating the models
-    (tests/test_lean_path.py holds the two equal)."""
-    if isinstance(outcome, ToolInputRequired):  # never on these versions: their questions are asked inline
-        return outcome.payload.model_dump(by_alias=True, mode="json", exclude_none=True)
-    text, data = text_and_structured(outcome)
-    content = [{"type": "text", "text": text}]
-    if isinstance(outcome, ToolOk):
-        return {"content": content, "isError": False, "structuredContent": data}
-    return {"_meta": {ERROR_META_KEY: data}, "content": content, "isError": True}
 
 
 def to_mcp_tool(tool: Tool) -> types.Tool:

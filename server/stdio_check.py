@@ -2,10 +2,10 @@
 
 - a line longer than the limit is discarded while it is read (`LineSplitter`): memory stays bounded;
 - each line is decoded as strict UTF-8 and parsed with bounded nesting (`toolsets.core.safe_json`);
-- a bad line gets one JSON-RPC error: -32700 for bytes that are not UTF-8 JSON (or too deep, or too
-  long), -32600 for JSON that is not a JSON-RPC message or whose `id` is not a string or integer
-  (with `id: null`: such an id cannot be echoed faithfully), -32600 with the id for a request that
-  reuses the id of a request still in flight (it is not run, so no reply is ever lost).
+- a bad line gets one JSON-RPC error (a wire dict; `as_model` makes the SDK's model of it): -32700 for bytes
+  that are not UTF-8 JSON (or too deep, or too long), -32600 for JSON that is not a JSON-RPC message or whose
+  `id` is not a string or integer (with `id: null`: such an id cannot be echoed faithfully), -32600 with the id
+  for a request that reuses the id of a request still in flight (it is not run, so no reply is ever lost).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
-
-import mcp.types as types
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from toolsets.core import safe_json
+
+if TYPE_CHECKING:
+    import mcp.types as types
 
 logger = logging.getLogger("truloop.stdio")
 
@@ -85,7 +85,8 @@ def line_size(line: Line) -> int:
     return line.size if isinstance(line, Oversized) else len(line)
 
 
-Message = types.JSONRPCRequest | types.JSONRPCNotification | types.JSONRPCResponse | types.JSONRPCError
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 
 
 MAX_IN_FLIGHT = 256  # requests read but not yet answered; past it, reading waits
@@ -120,11 +121,12 @@ class LineChecker:
         if not self._in_flight:
             self._idle.set()
 
-    def check(self, line: Line) -> tuple[Message | None, types.JSONRPCError | None]:
-        """(the message to serve, None) or (None, the error to answer; None for a blank line)."""
+    def frame(self, line: Line) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(the JSON object a line holds, None) or (None, the error to answer; None for a blank line): the checks
+        that need no model of the protocol."""
         if isinstance(line, Oversized):
             logger.info("stdin: a %d-byte line was refused (limit %d)", line.size, self._limit)
-            return None, _error(None, types.PARSE_ERROR, f"Message too large: lines are limited to {self._limit} bytes")
+            return None, _error(None, PARSE_ERROR, f"Message too large: lines are limited to {self._limit} bytes")
         if not line.strip():
             return None, None
         try:
@@ -133,45 +135,77 @@ class LineChecker:
             return None, _unreadable(line)
         if not isinstance(data, dict):
             return None, _invalid(None, "a JSON object (batches are not supported)")
-        request_id = data.get("id")
-        if "id" in data and not _valid_id(request_id):
+        if "id" in data and not _valid_id(data["id"]):
             return None, _invalid(None, "an id that is a string or an integer")
-        try:
-            message: Message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
-        except ValidationError:
-            return None, _invalid(request_id, '{"jsonrpc": "2.0", "method": ..., "id": ...} (or a response)')
-        if isinstance(message, types.JSONRPCRequest):
-            if message.id in self._in_flight:
-                return None, _error(
-                    message.id,
-                    types.INVALID_REQUEST,
-                    f"Invalid Request: id {message.id!r} is already used by a request still in flight; "
+        return data, None
+
+    def admit(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """Note a valid message read: a request's id while it is in flight (None), or the error of a request reusing
+        the id of one still in flight (it is not run, so no reply is ever lost). A cancelled request may never be
+        answered: it is not waited for at end of input."""
+        method = data.get("method")
+        if "id" in data and method is not None:
+            request_id = data["id"]
+            if request_id in self._in_flight:
+                return _error(
+                    request_id,
+                    INVALID_REQUEST,
+                    f"Invalid Request: id {request_id!r} is already used by a request still in flight; "
                     "give each request its own id",
                 )
-            self._in_flight.add(message.id)
+            self._in_flight.add(request_id)
             if len(self._in_flight) >= MAX_IN_FLIGHT:
                 self._room.clear()
             self._idle.clear()
-        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
-            # a cancelled request may never be answered: do not wait for it at end of input
-            cancelled = (message.params or {}).get("requestId")
+        elif method == "notifications/cancelled":
+            params = data.get("params")
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
             if _valid_id(cancelled):
                 self.answered(cancelled)
+        return None
+
+    def check(self, line: Line) -> tuple[Any, types.JSONRPCError | None]:
+        """(the SDK's message to serve, None) or (None, the error to answer; None for a blank line)."""
+        data, error = self.frame(line)
+        if data is None:
+            return None, None if error is None else as_model(error)
+        return self.validated(data)
+
+    def validated(self, data: dict[str, Any]) -> tuple[Any, types.JSONRPCError | None]:
+        """A framed JSON object as the SDK's message (admitted), or the error of one that is no JSON-RPC message."""
+        import mcp.types as types
+        from pydantic import ValidationError
+
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+        except ValidationError:
+            request_id = data.get("id")
+            return None, as_model(_invalid(request_id, '{"jsonrpc": "2.0", "method": ..., "id": ...} (or a response)'))
+        refusal = self.admit(data)
+        if refusal is not None:
+            return None, as_model(refusal)
         return message, None
 
 
-def _unreadable(line: bytes) -> types.JSONRPCError:
+def as_model(error: dict[str, Any]) -> types.JSONRPCError:
+    """An error dict of this module as the SDK's model (for the SDK's write streams)."""
+    import mcp.types as types
+
+    return types.JSONRPCError.model_validate(error)
+
+
+def _unreadable(line: bytes) -> dict[str, Any]:
     request_id = _id_of_unicode_invalid(line)
     if request_id is not None:  # grammatical JSON holding a lone surrogate escape such as "\ud800"
         return _error(
             request_id,
-            types.INVALID_REQUEST,
+            INVALID_REQUEST,
             "Invalid Request: strings must be valid Unicode (a lone surrogate escape such as \\ud800 cannot be read)",
         )
     logger.info("stdin: a line that is not UTF-8 JSON was answered with a parse error")
     return _error(
         None,
-        types.PARSE_ERROR,
+        PARSE_ERROR,
         f"Parse error: each line must be one UTF-8 JSON-RPC 2.0 message (nested at most {safe_json.MAX_DEPTH} levels)",
     )
 
@@ -201,10 +235,10 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def _invalid(request_id: Any, expected: str) -> types.JSONRPCError:
+def _invalid(request_id: Any, expected: str) -> dict[str, Any]:
     logger.info("stdin: a JSON line that is not a valid JSON-RPC message was answered with invalid request")
-    return _error(request_id, types.INVALID_REQUEST, f"Invalid Request: expected {expected}")
+    return _error(request_id, INVALID_REQUEST, f"Invalid Request: expected {expected}")
 
 
-def _error(request_id: Any, code: int, message: str) -> types.JSONRPCError:
-    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}

@@ -326,7 +326,7 @@ async def serve_in_process(app: Any) -> AsyncIterator[str]:
 
 def error_of(result: types.CallToolResult) -> dict[str, Any]:
     """The error envelope of an error result (in `_meta`, never in `structuredContent`)."""
-    from server.results import ERROR_META_KEY
+    from server.wire_forms import ERROR_META_KEY
 
     assert result.is_error, result.content
     assert result.structured_content is None, "error results must not carry structuredContent"

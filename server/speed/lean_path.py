@@ -9,9 +9,9 @@ are plain, and hands everything else to the SDK unchanged:
 
 - `tools/call` on a handshake-era connection (2025-06-18, 2025-11-25) whose params are exactly `name`,
   `arguments` and an optional `_meta` whose `progressToken`, if any, is a string or an integer: checked once, run by
-  `TruloopMCP._run` (what its `call_tool` runs too), answered as the wire dict `to_wire_result` builds (what the
-  SDK's serializer would have made of the same outcome). 2026-07-28 calls keep the SDK's path: their results carry the
-  envelope fields (`resultType`, the `serverInfo` stamp) and may be `input_required`.
+  `TruloopMCP._run` (what its `call_tool` runs too), answered as the wire dict `server.wire_forms.call_result`
+  builds (what the SDK's serializer would have made of the same outcome). 2026-07-28 calls keep the SDK's path:
+  their results carry the envelope fields (`resultType`, the `serverInfo` stamp) and may be `input_required`.
 - `tools/list` in either era, once its params passed the SDK's own check: the SDK's answer for a given
   page of tools is kept and given again while the caller's page is the same (`LeanPath.tools_list`); on a miss
   the SDK's handler (`LeanPath.tools_list_handler`) answers from the page worked out here (`server.pagination`;
@@ -71,9 +71,9 @@ class LeanPath:
                 request_context=request, mcp_server=server, input_params=params, subscriptions=subscriptions_of(server)
             )
 
-        from server.results import to_wire_result
+        from server.wire_forms import call_result
 
-        return to_wire_result(await server._run(name, arguments, request, context))
+        return call_result(await server._run(name, arguments, request, context))
 
     async def tools_list(self, request: ServerRequestContext[Any, Any], call_next: CallNext) -> dict[str, Any]:
         """`tools/list`: the SDK's answer for this page of tools, made once per page and protocol version."""

@@ -1,0 +1,63 @@
+"""The handshake-era wire forms the server answers with, as plain dicts: what the SDK's serializer makes of its
+models for the same content, built without importing the SDK (the stdio server answers its first messages before
+the SDK is loaded: `server.speed.stdio_front`). tests/test_wire_forms.py holds each equal to the SDK's own.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolsets.core.envelope import ToolInputRequired, ToolOk, ToolResult, text_and_structured
+
+if TYPE_CHECKING:
+    from toolsets.core.tool import Tool
+
+ERROR_META_KEY = "io.truloop/error"
+
+# the protocol versions an `initialize` can ask for, oldest first (the SDK's HANDSHAKE_PROTOCOL_VERSIONS)
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
+MODERN_META_PREFIX = "io.modelcontextprotocol/"  # the 2026-07-28 request envelope's `_meta` keys
+
+
+def negotiated_version(requested: Any) -> str:
+    """The version a handshake settles on: the one asked for when it is a handshake version, else the latest."""
+    return requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
+
+
+def call_result(outcome: ToolResult) -> dict[str, Any]:
+    """The `tools/call` result as a handshake-era (2025-06-18, 2025-11-25) client reads it: what the SDK's
+    serializer makes of `server.results.to_mcp_result(outcome)`, without building and validating the models."""
+    if isinstance(outcome, ToolInputRequired):  # never on these versions: their questions are asked inline
+        return outcome.payload.model_dump(by_alias=True, mode="json", exclude_none=True)
+    text, data = text_and_structured(outcome)
+    content = [{"type": "text", "text": text}]
+    if isinstance(outcome, ToolOk):
+        return {"content": content, "isError": False, "structuredContent": data}
+    return {"_meta": {ERROR_META_KEY: data}, "content": content, "isError": True}
+
+
+def tool_form(tool: Tool) -> dict[str, Any]:
+    """One tool as `tools/list` publishes it (`server.results.to_mcp_tool`, dumped)."""
+    hints = tool.hints
+    form: dict[str, Any] = {
+        "name": tool.name,
+        "title": tool.name.replace("_", " ").capitalize(),
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
+        "annotations": {
+            "readOnlyHint": hints.read_only,
+            "destructiveHint": hints.destructive,
+            "idempotentHint": hints.idempotent,
+            "openWorldHint": hints.open_world,
+        },
+    }
+    return form
+
+
+def tools_list_result(forms: list[dict[str, Any]], next_cursor: str | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = {"tools": forms}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result

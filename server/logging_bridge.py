@@ -20,48 +20,37 @@ A message about a call rides that call's response stream. Every text is masked a
 from __future__ import annotations
 
 import logging
-import time
 import weakref
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 from mcp.server.connection import allowed_log_levels
 
 from bridge.elicitation import is_modern
 from server.call_ports import CallPorts
+from server.log_events import DEFAULT_LEVEL, LOGGER_NAME, TOOLS_CHANGED, at_least, message_params, outcome_event
 from server.sdk_compat import connection_of
-from toolsets.core.envelope import ToolCancelled, ToolErr, ToolOk
-from toolsets.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from server.stdio_session import StdioSession
     from toolsets.core.context import DeferredCall
     from toolsets.core.envelope import ToolResult
     from toolsets.pipeline.audit.masking import Masker
 
 logger = logging.getLogger("truloop.server")
 
-LEVELS: tuple[str, ...] = get_args(types.LoggingLevel)  # severity ascending: debug ... emergency
-DEFAULT_LEVEL = "error"
-LOGGER_NAME = "truloop"
-FAILURES = frozenset({
-    ErrorCode.HANDLER_ERROR, ErrorCode.STORE_UNAVAILABLE, ErrorCode.NO_ROUTE, ErrorCode.BRIDGE_UNAVAILABLE,
-    ErrorCode.TIMEOUT, ErrorCode.DEVICE_ERROR, ErrorCode.UPSTREAM_AUTH, ErrorCode.UPSTREAM_RATE_LIMITED,
-    ErrorCode.UPSTREAM_REJECTED, ErrorCode.UPSTREAM_UNAVAILABLE, ErrorCode.UPSTREAM_ERROR,
-})  # fmt: skip
-
-
-def at_least(level: str, threshold: str) -> bool:
-    return LEVELS.index(level) >= LEVELS.index(threshold)
-
 
 class LogBridge:
     """One server's `notifications/message`: each handshake-era session's level, and what is said at which."""
 
-    def __init__(self, known_secrets: Iterable[str] = ()) -> None:
+    def __init__(self, known_secrets: Iterable[str] = (), stdio_session: StdioSession | None = None) -> None:
         self._secrets = tuple(known_secrets)
+        # a stdio process's one handshake-era session, shared with its lean front: its level lives there, and the
+        # front tells it what happens outside its requests
+        self._stdio_session = stdio_session
         self._made: Masker | None = None
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -70,7 +59,9 @@ class LogBridge:
 
     async def set_level(self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams) -> Any:
         connection = connection_of(ctx.session)
-        if connection is not None and not is_modern(ctx.protocol_version):
+        if self._stdio_session is not None and not is_modern(ctx.protocol_version):
+            self._stdio_session.set_log_level(params.level)
+        elif connection is not None and not is_modern(ctx.protocol_version):
             self._levels[connection] = params.level
             self._connections.add(connection)
         return types.EmptyResult()
@@ -85,6 +76,8 @@ class LogBridge:
         return self._made
 
     def level_of(self, connection: Any) -> str:
+        if self._stdio_session is not None:
+            return self._stdio_session.log_level
         return self._levels.get(connection, DEFAULT_LEVEL)
 
     # -- what is said ------------------------------------------------------------------------------------------
@@ -92,25 +85,9 @@ class LogBridge:
     async def tool_outcome(
         self, request: ServerRequestContext[Any, Any], name: str, outcome: ToolResult, started: float
     ) -> None:
-        seconds = round(time.monotonic() - started, 3)
-        tool = self._masker.text(name)
-        if isinstance(outcome, ToolErr):
-            if outcome.code in FAILURES:
-                level, event = "error", "tool_failed"
-            elif outcome.code is ErrorCode.PRECONDITION:
-                level, event = "warning", "gate_refused"
-            else:
-                level, event = "warning", "tool_refused"
-            reason = self._masker.text(outcome.reason)
-            data = {"event": event, "tool": tool, "code": outcome.code.value, "message": reason}
-        elif isinstance(outcome, ToolCancelled):
-            level = "info"
-            data = {"event": "tool_cancelled", "tool": tool, "message": self._masker.text(outcome.reason)}
-        elif isinstance(outcome, ToolOk):
-            level, data = "debug", {"event": "tool_answered", "tool": tool, "seconds": seconds}
-        else:
-            return  # input required: the client is being asked, not told
-        await self.send(request, level, data)
+        said = outcome_event(self._masker, name, outcome, started)
+        if said is not None:  # None: input required: the client is being asked, not told
+            await self.send(request, *said)
 
     async def deferred_wait(self, request: ServerRequestContext[Any, Any], call: DeferredCall) -> None:
         method = call.tool.device.method if call.tool.device is not None else None
@@ -125,14 +102,15 @@ class LogBridge:
 
     async def tools_changed(self) -> None:
         """The tool list changed (plugins reloaded): every handshake-era session that listens at `info`."""
-        message = "The tool list changed; list the tools again"
-        await self.broadcast("info", {"event": "tools_changed", "message": message})
+        await self.broadcast("info", dict(TOOLS_CHANGED))
 
     # -- delivery ----------------------------------------------------------------------------------------------
 
     def remember(self, request: ServerRequestContext[Any, Any]) -> None:
         """A handshake-era session to tell about what happens outside its requests (plugin reloads)."""
-        if not is_modern(request.protocol_version):
+        if self._stdio_session is not None:
+            self._stdio_session.heard_of()
+        elif not is_modern(request.protocol_version):
             connection = connection_of(request.session)
             if connection is not None:
                 self._connections.add(connection)
@@ -153,7 +131,7 @@ class LogBridge:
             logger.debug("could not send a log message to the client", exc_info=True)
 
     async def broadcast(self, level: str, data: dict[str, Any]) -> None:
-        params = {"level": level, "data": data, "logger": LOGGER_NAME}
+        params = message_params(level, data)
         for connection in list(self._connections):
             if at_least(level, self.level_of(connection)):
                 try:

@@ -37,11 +37,13 @@ from server.resource_bus import ScopedBus
 from server.resources import ResourceFront
 from server.sdk_compat import advertise_tools_changed, connection_of, lowlevel_of, subscriptions_of
 from server.tool_lists import ToolLists
+from server.wire_forms import INSTRUCTIONS, SERVER_NAME
 from toolsets.core.context import RequestInfo, ToolContext
 from toolsets.views.changes import ResourceChanges
 from toolsets.views.completion import Completions
 
 if TYPE_CHECKING:
+    from server.stdio_session import StdioSession
     from toolsets.core.envelope import ToolResult
     from toolsets.core.tool import Tool
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -49,12 +51,6 @@ if TYPE_CHECKING:
     from toolsets.services import Services
 
 logger = logging.getLogger("truloop.server")
-
-SERVER_NAME = "truloop-mcp"
-INSTRUCTIONS = (
-    "Tools of the truloop assistant. Dates are ISO 8601 (YYYY-MM-DD); times carry UTC offsets. "
-    "A failed call explains what to change; a cancelled one means the user said no."
-)
 
 
 class Composed(Protocol):
@@ -82,6 +78,7 @@ class TruloopMCP(MCPServer):
         fast_paths: bool = True,
         page_size: int = DEFAULT_PAGE_SIZE,
         known_secrets: Iterable[str] = (),
+        stdio_session: StdioSession | None = None,
         **kwargs: Any,
     ) -> None:
         from server import __version__
@@ -93,13 +90,16 @@ class TruloopMCP(MCPServer):
         self.bridge = bridge
         self.deferred_timeout = deferred_timeout
         self.stdio = stdio  # served over stdio: no device can connect to this process
-        self._process_session = "stdio-" + secrets.token_hex(8)  # stdio: one session per process
+        # stdio: one session per process; with `stdio_session` it is shared with the lean front that serves the same
+        # session's plain messages (server/speed/stdio_front.py), which tells it what happens outside its requests
+        self.stdio_session = stdio_session
+        self._process_session = stdio_session.id if stdio_session is not None else "stdio-" + secrets.token_hex(8)
         self.tool_lists = ToolLists()  # the published forms of the tools (kept, with the speed paths)
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self._sessions = SessionConversations()  # handshake-era conversations, one per connection
         self.pager = Pager(page_size)  # tools, resources and prompts lists, in pages (server/pagination.py)
-        self.log = LogBridge(known_secrets)  # notifications/message (server/logging_bridge.py)
+        self.log = LogBridge(known_secrets, stdio_session)  # notifications/message (server/logging_bridge.py)
         services = deployment.services
         changes = services.resource_changes if services is not None else None
         changes = changes if changes is not None else ResourceChanges()
@@ -137,6 +137,9 @@ class TruloopMCP(MCPServer):
 
     def _remember(self, session: Any) -> None:
         """A handshake-era connection, to tell when plugins change the tools (it has listed or called tools)."""
+        if self.stdio_session is not None:
+            self.stdio_session.saw_tools()
+            return
         connection = connection_of(session)
         if connection is not None:
             self._connections.add(connection)
@@ -173,7 +176,9 @@ class TruloopMCP(MCPServer):
 
     def _conversation(self, session: Any, modern: bool) -> Any:
         """A handshake-era session is its own conversation; a 2026-07-28 caller's is the front door's default."""
-        return None if modern else self._sessions.get(session)
+        if modern:
+            return None
+        return self.stdio_session.conversation if self.stdio_session is not None else self._sessions.get(session)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None

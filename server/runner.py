@@ -84,9 +84,13 @@ def _exit_later(seconds: float) -> None:
 
 async def _serve_stdio(settings: Settings) -> None:
     from server.composition import Deployment
-    from server.stdio import serve_stdio, stdio_channel
 
     deployment = Deployment(settings)
+    if settings.fast_paths:
+        await _serve_stdio_front(settings, deployment)
+        return
+    from server.stdio import serve_stdio, stdio_channel
+
     server = deployment.mcp_server()
     _started(settings)
     await _seed_demo(settings, server.services)
@@ -98,6 +102,23 @@ async def _serve_stdio(settings: Settings) -> None:
     ):
         tg.start_soon(_until_signal, tg.cancel_scope, channel.stop)
         await serve_stdio(server, channel)  # returns at end of input, or soon after a signal
+        tg.cancel_scope.cancel()
+
+
+async def _serve_stdio_front(settings: Settings, deployment: Any) -> None:
+    """stdio with the speed paths: the lean front answers the plain messages, the SDK (loaded on first need) the
+    rest (server/speed/stdio_front.py). Garbage is collected again once the front door is built."""
+    from server.speed.stdio_front import stdio_front
+
+    await _seed_demo(settings, deployment.services)
+    async with (
+        deployment.bridge.running(),
+        deployment.running(),  # plugins loaded before the first request, reloaded while serving
+        stdio_front(deployment, settings.max_line_bytes) as front,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(_until_signal, tg.cancel_scope, front.stop)
+        await front.serve()  # returns at end of input, or soon after a signal
         tg.cancel_scope.cancel()
 
 

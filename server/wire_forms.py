@@ -14,6 +14,20 @@ if TYPE_CHECKING:
 
 ERROR_META_KEY = "io.truloop/error"
 
+SERVER_NAME = "truloop-mcp"
+INSTRUCTIONS = (
+    "Tools of the truloop assistant. Dates are ISO 8601 (YYYY-MM-DD); times carry UTC offsets. "
+    "A failed call explains what to change; a cancelled one means the user said no."
+)
+# what the server's handlers make the SDK advertise on a handshake (tools.listChanged: server.sdk_compat)
+HANDSHAKE_CAPABILITIES: dict[str, Any] = {
+    "completions": {},
+    "logging": {},
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": True},
+    "tools": {"listChanged": True},
+}
+
 # the protocol versions an `initialize` can ask for, oldest first (the SDK's HANDSHAKE_PROTOCOL_VERSIONS)
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
@@ -23,6 +37,16 @@ MODERN_META_PREFIX = "io.modelcontextprotocol/"  # the 2026-07-28 request envelo
 def negotiated_version(requested: Any) -> str:
     """The version a handshake settles on: the one asked for when it is a handshake version, else the latest."""
     return requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
+
+
+def initialize_result(requested: Any, version: str) -> dict[str, Any]:
+    """The answer to a handshake `initialize` asking for protocol version `requested` (`version`: the server's)."""
+    return {
+        "capabilities": {name: dict(value) for name, value in HANDSHAKE_CAPABILITIES.items()},
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": negotiated_version(requested),
+        "serverInfo": {"name": SERVER_NAME, "version": version},
+    }
 
 
 def call_result(outcome: ToolResult) -> dict[str, Any]:
@@ -45,13 +69,14 @@ def tool_form(tool: Tool) -> dict[str, Any]:
         "title": tool.name.replace("_", " ").capitalize(),
         "description": tool.description,
         "inputSchema": tool.input_schema,
-        "outputSchema": tool.output_schema,
-        "annotations": {
-            "readOnlyHint": hints.read_only,
-            "destructiveHint": hints.destructive,
-            "idempotentHint": hints.idempotent,
-            "openWorldHint": hints.open_world,
-        },
+    }
+    if tool.output_schema is not None:  # a plugin may declare none
+        form["outputSchema"] = tool.output_schema
+    form["annotations"] = {
+        "readOnlyHint": hints.read_only,
+        "destructiveHint": hints.destructive,
+        "idempotentHint": hints.idempotent,
+        "openWorldHint": hints.open_world,
     }
     return form
 

@@ -33,7 +33,7 @@ from mcp_types.methods import validate_client_request
 
 from bridge.elicitation import is_modern
 from server.sdk_compat import connection_of, subscriptions_of
-from server.speed.list_cache import PerToolList
+from server.speed.per_list import PerToolList
 
 if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP

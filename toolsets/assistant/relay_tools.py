@@ -48,7 +48,7 @@ def template_text(sender_name: str, message: str) -> str:
     return f"Message from {sender_name}: {message}"
 
 
-@relay_toolset.tool(hints=ToolHints(open_world=True))
+@relay_toolset.tool(hints=ToolHints(open_world=True), asks_client=True)
 async def send_message_to_user(
     ctx: ToolContext[Services],
     recipient: Annotated[

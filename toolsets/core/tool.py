@@ -32,7 +32,7 @@ Precheck = Callable[["ToolContext[Any]", BaseModel], Awaitable[None]]
 
 
 class Tool:
-    __slots__ = ("__dict__", "device", "function", "hints", "name", "precheck", "toolset")
+    __slots__ = ("__dict__", "asks_client", "device", "function", "hints", "name", "precheck", "toolset")
 
     def __init__(
         self,
@@ -43,6 +43,7 @@ class Tool:
         hints: ToolHints,
         device: DeviceMethod | None = None,
         precheck: Precheck | None = None,
+        asks_client: bool = False,
     ) -> None:
         if not inspect.iscoroutinefunction(function):
             raise TypeError(f"tool {name!r} must be an async function")
@@ -55,10 +56,19 @@ class Tool:
         self.device = device  # set: the tool runs on the user's device, through this JSON-RPC method
         # raises the tool's refusal (e.g. not_found) before the user is asked to confirm a call that cannot succeed
         self.precheck = precheck
+        # set: the tool may ask the client's model to write part of its answer (`ctx.composer`)
+        self.asks_client = asks_client
 
     @property
     def deferred(self) -> bool:
         return self.device is not None
+
+    @property
+    def reaches_client(self) -> bool:
+        """Whether a call may need the client's side while it runs: the user's device (`device`), the user's yes
+        (destructive tools are confirmed) or the client's model (`asks_client`). A call of any other tool needs
+        nothing from its front but the answer."""
+        return self.device is not None or self.hints.destructive or self.asks_client
 
     @cached_property
     def description(self) -> str:

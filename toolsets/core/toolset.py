@@ -68,16 +68,24 @@ class Toolset(AbstractToolset):
         name: str | None = None,
         device: DeviceMethod | None = None,
         precheck: Precheck | None = None,
+        asks_client: bool = False,
     ) -> Callable[[ToolFunction], ToolFunction]:
         """Register a tool; `device` declares that it runs on the user's device, through that method; `precheck`
-        refuses a call before the user is asked to confirm it (a destructive tool's target that does not exist)."""
+        refuses a call before the user is asked to confirm it (a destructive tool's target that does not exist);
+        `asks_client` declares that it may ask the client's model to write part of its answer (`ctx.composer`)."""
 
         def register(function: ToolFunction) -> ToolFunction:
             tool_name = name or function.__name__
             if tool_name in self._tools:
                 raise ValueError(f"tool {tool_name!r} is already registered in toolset {self.name!r}")
             self._tools[tool_name] = Tool(
-                function, name=tool_name, toolset=self.name, hints=hints, device=device, precheck=precheck
+                function,
+                name=tool_name,
+                toolset=self.name,
+                hints=hints,
+                device=device,
+                precheck=precheck,
+                asks_client=asks_client,
             )
             return function
 

@@ -43,6 +43,7 @@ class PluginTool(Tool):
         self.toolset = PLUGINS_TOOLSET
         self.hints = version.spec.hints
         self.device = None
+        self.asks_client = False  # a plugin is handed no route to the client
         self.function = self.run  # what a typed tool's function is to it (its module documents the toolset)
 
     @property  # type: ignore[override]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+import anyio.abc
 
 from server.settings import Settings
 
@@ -51,10 +52,16 @@ def _started(settings: Settings) -> None:
     after_imports()
 
 
-async def _until_signal(scope: anyio.CancelScope, on_signal: Any = None) -> None:
+async def _until_signal(
+    scope: anyio.CancelScope,
+    on_signal: Any = None,
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """The first SIGINT/SIGTERM asks for a graceful stop (`on_signal`, or cancelling `scope`); a second
     one cancels `scope` at once. Either way the process is gone within `HARD_EXIT_SECONDS`."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()  # from here on a signal is a graceful stop
         first = True
         async for signum in signals:
             logger.info("received %s, shutting down", signal.Signals(signum).name)
@@ -117,7 +124,7 @@ async def _serve_stdio_front(settings: Settings, deployment: Any) -> None:
         stdio_front(deployment, settings.max_line_bytes) as front,
         anyio.create_task_group() as tg,
     ):
-        tg.start_soon(_until_signal, tg.cancel_scope, front.stop)
+        await tg.start(_until_signal, tg.cancel_scope, front.stop)  # before the first answer
         await front.serve()  # returns at end of input, or soon after a signal
         tg.cancel_scope.cancel()
 

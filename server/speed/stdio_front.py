@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+from pydantic_core import to_json
 
 from server.log_events import outcome_event
 from server.pagination import Pager
@@ -90,6 +90,7 @@ class StdioFront:
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = False
         self._draining: anyio.CancelScope | None = None
+        self._pending: list[bytes] = []  # messages written this turn of the event loop (`flush`)
 
     # -- the loop ----------------------------------------------------------------------------------------------
 
@@ -112,6 +113,7 @@ class StdioFront:
                     task.cancel()
                 if self._sdk is not None:
                     self._sdk.close()
+            self.flush()
             await self._outbox.drain()
 
     async def _read(self) -> None:
@@ -138,7 +140,16 @@ class StdioFront:
         self._draining = None
 
     def write(self, message: dict[str, Any]) -> None:
-        self._outbox.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        """Queue one message; what a turn of the event loop wrote goes out in one system call."""
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self._pending.append(to_json(message))
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if pending:
+            pending.append(b"")
+            self._outbox.write(b"\n".join(pending))
 
     # -- what is answered here, and what goes to the SDK -------------------------------------------------------
 

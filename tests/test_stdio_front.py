@@ -161,3 +161,36 @@ def test_a_connection_that_opens_without_a_handshake_is_the_sdks(tmp_path: Path)
     odd["params"]["clientInfo"] = {"name": 7}
     fast, plain = _both([odd], tmp_path / "odd")
     assert fast == plain and "error" in fast[0]
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast", "plain"])
+def test_a_cancelled_call_is_never_answered(fast_paths: bool, tmp_path: Path) -> None:
+    """`notifications/cancelled` stops a running call (a plugin sleeping in a worker): it gets no answer, and the
+    session goes on."""
+    from tests.plugin_files import LIFECYCLE, plugin_source, write
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    write(tools / "napper.py", plugin_source("napper", LIFECYCLE.format(tag="a")))
+    proc = subprocess.Popen(
+        [TRULOOP, "--tools-dir", str(tools), "--data-dir", str(tmp_path / "data")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=paths_env(fast_paths),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        for message in (_initialize("2025-11-25"), INITIALIZED, _call("slow", "napper", {"sleep": 2})):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}}
+        ping = {"jsonrpc": "2.0", "id": "after", "method": "ping"}
+        proc.stdin.write((json.dumps(cancel) + "\n" + json.dumps(ping) + "\n").encode())
+        proc.stdin.close()  # end of input: every request still owed an answer is answered first
+        rest = [json.loads(line) for line in proc.stdout.read().decode().splitlines()]
+        assert [m.get("id") for m in rest if "id" in m] == ["after"], rest
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()

@@ -57,6 +57,7 @@ class FrontDoor:
         self.conversations = conversations
         self.confirm_policy = confirm_policy
         self._known_users: dict[str, str] = {}
+        self._entering: dict[tuple[str, str], Any] = {}  # (user, role) -> the event set when their entry is written
 
     def toolset(self, profile: str) -> AbstractToolset:
         return self.profiles.profile(profile)
@@ -122,19 +123,33 @@ class FrontDoor:
         return await dispatch(toolset, name, arguments, ctx)
 
     async def enter_directory(self, caller: Caller) -> None:
-        """Users enter the directory on first use, from their token's claims (or by id alone)."""
+        """Users enter the directory on first use, from their token's claims (or by id alone). Calls of a caller
+        arriving while their entry is being written wait for it (one write, not one per call)."""
         if self.services is None or self._known_users.get(caller.user_id) == caller.role:
             return  # a door without services (a test's bare toolsets) has no directory
+        key = (caller.user_id, caller.role)
+        entering = self._entering.get(key)
+        if entering is not None:
+            await entering.wait()
+            if self._known_users.get(caller.user_id) == caller.role:
+                return
+        import anyio
+
         from toolsets.assistant.directory import enter_directory
 
+        self._entering[key] = done = anyio.Event()
         try:
             await enter_directory(self.services.users, caller)
         except Exception:
             logger.warning("could not record user %s in the directory", caller.user_id, exc_info=True)
             return
-        if len(self._known_users) > KNOWN_USERS:
-            self._known_users.clear()
-        self._known_users[caller.user_id] = caller.role
+        else:
+            if len(self._known_users) > KNOWN_USERS:
+                self._known_users.clear()
+            self._known_users[caller.user_id] = caller.role
+        finally:
+            del self._entering[key]
+            done.set()
 
     def _toolset_of(self, ctx: ToolContext[Any]) -> AbstractToolset:
         return self.toolset(ctx.request.profile or ctx.caller.role)

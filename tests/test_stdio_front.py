@@ -194,3 +194,22 @@ def test_a_cancelled_call_is_never_answered(fast_paths: bool, tmp_path: Path) ->
         assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()
+
+
+def test_a_2026_07_28_client_is_served_by_the_sdk_as_without_the_front(tmp_path: Path) -> None:
+    """No handshake: each request carries the 2026-07-28 envelope; the SDK serves the connection whole."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    lines: list[dict[str, Any] | str] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}},
+        _call(2, "get_day_of_week", {"date": "2026-03-10"}, _meta=meta),
+        _initialize("2025-11-25"),  # a handshake on a 2026-07-28 connection is refused, as the SDK refuses it
+    ]
+    fast, plain = _both(lines, tmp_path)
+    assert fast == plain
+    answers = {m["id"]: m for m in fast}
+    assert answers[2]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
+    assert "error" in answers[0]

@@ -105,6 +105,10 @@ def run(argv: Sequence[str]) -> None:
             asyncio.run(list_tools(settings, shape, sys.stdout.buffer))
             return
         asyncio.run(serve_pipe(settings, sys.stdin.fileno(), sys.stdout.buffer))
+        if settings.fast_paths:
+            from server.speed.fast_start import leave
+
+            leave(0)  # everything is closed: no module teardown
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except BrokenPipeError:  # the reader went away (`... | head`): nothing more to say

@@ -90,3 +90,8 @@ def run(argv: Sequence[str]) -> None:
         logging.getLogger("truloop").debug("fatal error", exc_info=True)
         sys.stderr.write(f"{PROG}: fatal: {type(exc).__name__}: {exc} (run with --log-level DEBUG for details)\n")
         raise SystemExit(1) from None
+    else:
+        if settings.fast_paths and settings.transport == "stdio":
+            from server.speed.fast_start import leave
+
+            leave(0)  # everything is closed: no module teardown

@@ -1,7 +1,8 @@
 """Cold start: what the stdio server loads before it answers `initialize`.
 
-The MCP SDK, the settings and the server's own assembly; never the toolsets, the profiles, the plugin
-machinery, the store or the audit writer: they load on the first `tools/list` or `tools/call`.
+The settings and the server's own assembly (and, with the speed paths off, the MCP SDK); never the toolsets, the
+profiles, the plugin machinery, the store or the audit writer: they load on the first `tools/list` or `tools/call`
+(with the speed paths on, right after the answer to `initialize` is written).
 """
 
 from __future__ import annotations
@@ -58,13 +59,13 @@ NOT_BEFORE_INITIALIZE = (
 )
 
 
-def loaded_before_answer(args: list[str], tmp_path: Path) -> list[str]:
+def loaded_before_answer(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> list[str]:
     """The modules imported before the answer to `initialize`: stderr shares stdout's pipe, so importtime's
     lines and the answer arrive in the order they were written."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "server", "--data-dir", str(tmp_path / "data"), *args],
         input=json.dumps(INIT) + "\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        timeout=60, cwd=ROOT, env=child_env(),
+        timeout=60, cwd=ROOT, env=env or child_env(),
     )  # fmt: skip
     lines = proc.stdout.splitlines()
     answers = [i for i, line in enumerate(lines) if line.startswith("{") and json.loads(line).get("id") == INIT["id"]]
@@ -80,6 +81,13 @@ def forbidden(modules: list[str], names: tuple[str, ...]) -> list[str]:
 @pytest.mark.slow
 def test_initialize_is_answered_before_any_toolset_loads(tmp_path: Path) -> None:
     loaded = loaded_before_answer([], tmp_path)
+    assert {"server.settings", "server.composition"} <= set(loaded)
+    assert forbidden(loaded, (*NOT_BEFORE_INITIALIZE, "mcp", "mcp_types")) == []  # the lean front answers it
+
+
+@pytest.mark.slow
+def test_without_the_speed_paths_the_sdk_answers_initialize_before_any_toolset_loads(tmp_path: Path) -> None:
+    loaded = loaded_before_answer([], tmp_path, child_env(TRULOOP_FAST_PATHS="0"))
     assert {"mcp.server.mcpserver", "server.settings", "server.composition"} <= set(loaded)
     assert forbidden(loaded, NOT_BEFORE_INITIALIZE) == []
 

@@ -195,6 +195,7 @@ class StdioFront:
         self._initialize = data
         self._protocol = negotiated_version(params.get("protocolVersion"))
         self._reply(data["id"], initialize_result(params.get("protocolVersion"), self._version))
+        self.flush()  # out before the tools are composed
         self._door()  # built now, while the client reads the answer: what the first list or call needs
         self._subscribe_to_tool_changes()
 

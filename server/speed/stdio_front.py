@@ -127,7 +127,11 @@ class StdioFront:
                 return
             data, error = checker.frame(line)
             if data is not None:
-                await self._route(data)
+                try:
+                    await self._route(data)
+                except Exception:
+                    logger.exception("stdin: a message could not be served")
+                    self._internal_error(data.get("id") if "method" in data else None)
             elif error is not None:
                 self.write(error)
 
@@ -206,6 +210,12 @@ class StdioFront:
             return
         self._reply(data["id"], await answer())
 
+    def _internal_error(self, request_id: Any) -> None:
+        """The answer to a request this server failed to serve (the details stay in its own log)."""
+        if isinstance(request_id, str | int):
+            self.write({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": "Internal error"}})
+            self.checker.answered(request_id)
+
     def _reply(self, request_id: Any, result: dict[str, Any]) -> None:
         self.write({"jsonrpc": "2.0", "id": request_id, "result": result})
         self.checker.answered(request_id)
@@ -276,6 +286,10 @@ class StdioFront:
         except asyncio.CancelledError:
             self.checker.answered(request_id)  # cancelled by the client, or at the end: never answered
             raise
+        except Exception:
+            logger.exception("tools/call %s could not be answered", name)
+            if self._calls.pop(request_id, None) is not None:
+                self._internal_error(request_id)
 
     def _masking(self) -> Masker:
         if self._masker is None:

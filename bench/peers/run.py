@@ -68,8 +68,12 @@ from stdio_bench import (  # noqa: E402
 
 VENV_BIN = PROJECT_DIR / ".venv" / "bin"
 CACHE_DIR = PEERS_DIR / ".cache"
-FASTMCP_VERSION = "4.1.6"
 FASTMCP_REQUIREMENTS = PEERS_DIR / "fastmcp-requirements.txt"
+FASTMCP_VERSION = next(
+    line.partition("==")[2].strip()
+    for line in FASTMCP_REQUIREMENTS.read_text().splitlines()
+    if line.lower().startswith("fastmcp==")
+)
 TS_DIR = PEERS_DIR / "ts"
 EXPECTED = {"date": "2026-03-10", "day_of_week": "Tuesday", "iso_weekday": 2}
 ORDER = ("truloop", "bare", "fastmcp", "typescript")

@@ -274,23 +274,19 @@ def stdio_cold(launcher: Launcher, target: Target) -> tuple[float, float]:
         launcher.close(server)
 
 
-def stdio_sanity(launcher: Launcher, target: Target) -> None:
-    server = launcher.spawn(target)
-    try:
-        _check_initialize(target, _exchange_one(launcher, server, initialize_line(0), 0))
-        server.exchange(INITIALIZED_LINE, [], launcher.deadline())
-        _check_tool_listed(f"{target.label} (stdio)", _exchange_one(launcher, server, list_line(1), 1).get("result"))
-        _full_check(f"{target.label} (stdio)", _exchange_one(launcher, server, call_line(2), 2).get("result"))
-    finally:
-        launcher.close(server)
-
-
 def stdio_session(launcher: Launcher, target: Target, args: argparse.Namespace, rounds: Rounds) -> None:
-    """One session: sequential calls (latency, CPU per call), then one pipelined batch; peak RSS at the end."""
+    """One session: checked first (the tool's schemas, the whole answer), then sequential calls (latency, CPU per
+    call) and one pipelined batch; peak RSS at the end."""
     server = launcher.spawn(target)
     try:
         _check_initialize(target, _exchange_one(launcher, server, initialize_line(0), 0))
         server.exchange(INITIALIZED_LINE, [], launcher.deadline())
+        list_id, call_id = server.new_ids(2)
+        listed = _exchange_one(launcher, server, list_line(list_id), list_id).get("result")
+        _check_tool_listed(f"{target.label} (stdio)", listed)
+        _full_check(
+            f"{target.label} (stdio)", _exchange_one(launcher, server, call_line(call_id), call_id).get("result")
+        )
         for request_id in server.new_ids(args.warmup):
             _check_call(target, _exchange_one(launcher, server, call_line(request_id), request_id))
         pid = server.proc.pid
@@ -437,29 +433,21 @@ async def _one_session(server: HttpServer, concurrency: int, step_seconds: float
     return connections
 
 
-async def http_sanity(peer: Peer, step_seconds: float) -> None:
-    server = HttpServer(peer, step_seconds)
-    connections: list[Connection] = []
-    try:
-        with _blamed(server):
-            connections = await _one_session(server, 2, step_seconds)
-            listed = await asyncio.wait_for(connections[0].post({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}),
-                                            step_seconds)  # fmt: skip
-            _check_tool_listed(f"{peer.label} (HTTP)", listed.get("result"))
-            for connection in connections:  # both connections, one session
-                _full_check(f"{peer.label} (HTTP)", await asyncio.wait_for(connection.call(), step_seconds))
-    finally:
-        await _closed(connections)
-        server.stop()
-
-
 async def http_load(peer: Peer, args: argparse.Namespace, rounds: Rounds) -> None:
-    """--concurrency callers on one session, --requests calls each: calls/s and the server's CPU per call."""
+    """--concurrency callers on one session, --requests calls each: calls/s and the server's CPU per call.
+    Checked first: the tool's schemas, and the whole answer on every connection of the session."""
     server = HttpServer(peer, args.timeout)
     connections: list[Connection] = []
     try:
         with _blamed(server):
             connections = await _one_session(server, args.concurrency, args.timeout)
+            where = f"{peer.label} (HTTP)"
+            listed = await asyncio.wait_for(connections[0].post({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}),
+                                            args.timeout)  # fmt: skip
+            _check_tool_listed(where, listed.get("result"))
+            answers = await asyncio.wait_for(asyncio.gather(*(c.call() for c in connections)), args.timeout)
+            for answer in answers:
+                _full_check(where, answer)
             for _ in range(args.http_warmup):
                 await asyncio.wait_for(asyncio.gather(*(c.call() for c in connections)), args.timeout)
 
@@ -502,27 +490,25 @@ def run(peers: Sequence[Peer], args: argparse.Namespace) -> dict[str, Rounds]:
             raise BenchError(f"the overall time budget of {args.max_seconds:.0f}s is spent (--max-seconds)")
 
     try:
-        log("sanity: tools/list and tools/call on each server, stdio and HTTP (untimed; warms the caches)")
-        for peer in peers:
-            stdio_sanity(launchers[peer.key], targets[peer.key])
-            asyncio.run(http_sanity(peer, args.timeout))
         for index in range(args.rounds):
             order = _rotated(peers, index)
             log(f"round {index + 1} of {args.rounds}: {', '.join(p.key for p in order)}")
+            # each session first checks its server's tool and answer: in round 1, before any figure of that server
+            for peer in order:
+                check_budget()
+                stdio_session(launchers[peer.key], targets[peer.key], args, results[peer.key])
             cold: dict[str, list[tuple[float, float]]] = {peer.key: [] for peer in peers}
             for _ in range(args.spawns):
                 for peer in order:
                     check_budget()
                     cold[peer.key].append(stdio_cold(launchers[peer.key], targets[peer.key]))
             for peer in order:
-                initialized = [pair[0] for pair in cold[peer.key]]
-                answered = [pair[1] for pair in cold[peer.key]]
-                results[peer.key].add("cold_init_ms", statistics.median(initialized) * 1e3)
-                results[peer.key].add("cold_call_ms", statistics.median(answered) * 1e3)
+                results[peer.key].add("cold_init_ms", statistics.median(a for a, _ in cold[peer.key]) * 1e3)
+                results[peer.key].add("cold_call_ms", statistics.median(b for _, b in cold[peer.key]) * 1e3)
                 results[peer.key].add("first_call_ms", statistics.median(b - a for a, b in cold[peer.key]) * 1e3)
             for peer in order:
                 check_budget()
-                stdio_session(launchers[peer.key], targets[peer.key], args, results[peer.key])
+                asyncio.run(http_load(peer, args, results[peer.key]))
             http_cold_s: dict[str, list[float]] = {peer.key: [] for peer in peers}
             for _ in range(args.spawns):
                 for peer in order:
@@ -530,9 +516,6 @@ def run(peers: Sequence[Peer], args: argparse.Namespace) -> dict[str, Rounds]:
                     http_cold_s[peer.key].append(asyncio.run(http_cold(peer, args.timeout)))
             for peer in order:
                 results[peer.key].add("http_cold_ms", statistics.median(http_cold_s[peer.key]) * 1e3)
-            for peer in order:
-                check_budget()
-                asyncio.run(http_load(peer, args, results[peer.key]))
     finally:
         for launcher in launchers.values():
             launcher.close_all()

@@ -36,3 +36,58 @@ def process_cpu_seconds(pid: int) -> float | None:
         return None
     fields = stat[stat.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def thread_cpu_ns(pid: int) -> dict[int, int] | None:
+    """Nanoseconds on CPU of each live thread of process `pid`, by thread id: the first field of
+    /proc/PID/task/TID/schedstat (Linux; None elsewhere or once the process is gone)."""
+    try:
+        tids = [int(name) for name in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        return None
+    spent: dict[int, int] = {}
+    for tid in tids:
+        try:
+            spent[tid] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended meanwhile
+    return spent
+
+
+def cpu_ns_between(before: dict[int, int] | None, after: dict[int, int] | None) -> int | None:
+    """CPU nanoseconds the threads alive at `after` spent since `before` (a thread that ended in between is
+    not counted: its time is lost, which the benchmarks' servers, with long-lived threads, do not hit)."""
+    if before is None or after is None:
+        return None
+    return sum(ns - before.get(tid, 0) for tid, ns in after.items())
+
+
+def child_pids(pid: int) -> list[int]:
+    """Every descendant process of `pid` (Linux /proc/PID/task/TID/children; [] elsewhere)."""
+    found: list[int] = []
+    queue = [pid]
+    while queue:
+        parent = queue.pop()
+        try:
+            tids = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                children = [int(text) for text in Path(f"/proc/{parent}/task/{tid}/children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(children)
+            queue.extend(children)
+    return found
+
+
+def peak_rss_kib(pid: int) -> int | None:
+    """VmHWM of process `pid` (its peak resident set, KiB; Linux /proc; None elsewhere)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -99,7 +99,24 @@ class Connection:
         self.reconnects = 0
 
     async def open(self) -> None:
+        """Connect and open a session: initialize, then notifications/initialized."""
+        await self.connect()
+        await self.initialize()
+        await self.initialized()
+
+    async def connect(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    async def join(self, session: Connection, id_base: int) -> None:
+        """Connect, to carry `session`'s MCP session (several callers at once on one session); this
+        connection's request ids start after `id_base`, so that no two callers' ids meet."""
+        for name in ("Mcp-Session-Id", "MCP-Protocol-Version"):
+            if name in session.headers:
+                self.headers[name] = session.headers[name]
+        self._next_id = id_base
+        await self.connect()
+
+    async def initialize(self) -> None:
         reply = await self.post(
             {
                 "jsonrpc": "2.0",
@@ -115,13 +132,16 @@ class Connection:
         if "result" not in reply:
             raise BenchError(f"initialize failed: {reply}")
         self.headers["MCP-Protocol-Version"] = PROTOCOL_VERSION
+
+    async def initialized(self) -> None:
         await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, expect_body=False)
 
     def _id(self) -> int:
         self._next_id += 1
         return self._next_id
 
-    async def call(self) -> None:
+    async def call(self) -> dict[str, Any]:
+        """One tools/call get_day_of_week, checked; its result."""
         request_id = self._id()
         reply = await self.post(
             {
@@ -134,6 +154,7 @@ class Connection:
         result = reply.get("result") or {}
         if reply.get("id") != request_id or (result.get("structuredContent") or {}).get("day_of_week") != EXPECTED_DAY:
             raise BenchError(f"unexpected tools/call reply: {str(reply)[:300]}")
+        return result
 
     async def post(self, message: dict[str, Any], expect_body: bool = True) -> dict[str, Any]:
         body = json.dumps(message, separators=(",", ":")).encode()

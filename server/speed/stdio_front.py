@@ -283,6 +283,8 @@ class StdioFront:
                 self.session.log(*said)
             if self._calls.pop(request_id, None) is not None:
                 self._reply(request_id, call_result(outcome))
+                if not self._calls:  # the only call running (a client waiting on each answer): out now
+                    self.flush()
         except asyncio.CancelledError:
             self.checker.answered(request_id)  # cancelled by the client, or at the end: never answered
             raise

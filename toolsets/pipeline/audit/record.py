@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_json
@@ -17,7 +17,9 @@ from pydantic_core import to_json
 from toolsets.core.call_notes import DeferredRoute, Route
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, ToolResult
 from toolsets.core.errors import ErrorCode
-from toolsets.pipeline.audit.masking import Masker
+
+if TYPE_CHECKING:
+    from toolsets.pipeline.audit.masking import Masker
 
 Status = Literal["ok", "error", "cancelled", "input_required"]
 Entry = dict[str, Any]  # an AuditRecord's fields, with `ts` as epoch seconds and `arguments` not yet masked

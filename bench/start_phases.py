@@ -1,0 +1,172 @@
+"""Cold start without the MCP SDK, phase by phase: what the server's own start path costs in a fresh process.
+
+What a stdio server has to do before it can answer its first `tools/call`, apart from the SDK (the lean stdio
+front answers `initialize`, `tools/list` and `tools/call` without importing `mcp`):
+
+  settings    parse the server's flags and build `Settings` (flags > environment > defaults)
+  deployment  `Deployment(settings)`: the store backend, the bridge, the services (nothing opened yet)
+  door        `deployment.front_door`: the toolsets, gates, middleware and profiles composed
+  visible     the default caller's context and the tools it sees
+  schemas     every visible tool's input and output JSON Schema (what `tools/list` publishes)
+  call        one `get_day_of_week` through the front door (the first call: audit log, store, ...)
+  total       all of the above, from the child's first line (the interpreter's own start is not in it)
+  python      spawn to the child's first line (the interpreter's start, site-packages' .pth files)
+  wall        spawn to exit, as the parent sees it (the interpreter's start and its exit included)
+
+Each run is a fresh interpreter (`python -c CHILD`, cwd = the tree measured), with the server's own first
+step (`server.fast_start.before_imports`: the collector paused, pydantic's plugin scan off); the child fails
+if `mcp` was imported. Trees are compiled to bytecode first (as a wheel install is), `--no-compile` to skip.
+With `--before REF`, that revision (exported with `git archive`) runs interleaved with this tree, run for
+run, so load on the machine falls on both alike; the table gives the median (and min) of each phase.
+
+Usage:
+    python bench/start_phases.py [--runs 9] [--before REF] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+PROJECT_DIR = BENCH_DIR.parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from bench_support import BenchError, exported_revision  # noqa: E402 (a sibling module of the benchmarks)
+
+VENV_PYTHON = PROJECT_DIR / ".venv" / "bin" / "python"
+PHASES = ("settings", "deployment", "door", "visible", "schemas", "call", "total")
+
+# Runs in the child, from its first line; only `time` and `sys` are imported before the server's own first step.
+CHILD = """
+import time, sys
+t0 = time.perf_counter()
+spawned = time.time()
+from server.fast_start import before_imports
+before_imports()
+from server.cli.serve_command import build_parser
+from server.cli.shared import settings_or_exit
+flags = vars(build_parser().parse_args(sys.argv[1:]))
+flags.pop("version", None)
+settings = settings_or_exit(flags)
+t1 = time.perf_counter()
+from server.composition import Deployment
+import asyncio
+d = Deployment(settings)
+t2 = time.perf_counter()
+door = d.front_door
+t3 = time.perf_counter()
+async def main():
+    ctx = door.context_for(d.default_caller(), settings.profile)
+    tools = await door.visible(ctx)
+    t4 = time.perf_counter()
+    schemas = [(t.input_schema, t.output_schema) for t in tools]
+    t5 = time.perf_counter()
+    result = await door.call(ctx, "get_day_of_week", {"date": "2026-03-10"})
+    t6 = time.perf_counter()
+    if "mcp" in sys.modules:
+        raise SystemExit("mcp was imported")
+    if type(result).__name__ != "ToolOk" or "Tuesday" not in repr(result):
+        raise SystemExit(f"unexpected result: {result!r}")
+    marks = [t0, t1, t2, t3, t4, t5, t6]
+    phases = [1000 * (b - a) for a, b in zip(marks, marks[1:])] + [1000 * (t6 - t0)]
+    print("PHASES", " ".join(f"{p:.2f}" for p in phases), len(tools), len(schemas), len(sys.modules), spawned)
+asyncio.run(main())
+"""
+
+
+def compile_tree(python: str, tree: Path) -> None:
+    packages = [str(tree / name) for name in ("server", "bridge", "toolsets") if (tree / name).is_dir()]
+    done = subprocess.run([python, "-m", "compileall", "-q", *packages], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"compileall {tree} failed: {done.stdout[-500:]}{done.stderr[-500:]}")
+
+
+def run_once(python: str, tree: Path, data_dir: Path) -> dict[str, float]:
+    argv = [python, "-c", CHILD, "--data-dir", str(data_dir), "--user", "bench", "--timezone", "UTC"]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    for name in [key for key in env if key.startswith("TRULOOP_")]:
+        del env[name]  # the defaults, whatever the shell exports
+    spawned = time.time()
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, timeout=60, check=False)
+    wall = 1000 * (time.perf_counter() - started)
+    line = next((line for line in done.stdout.splitlines() if line.startswith("PHASES ")), None)
+    if done.returncode != 0 or line is None:
+        raise BenchError(f"child in {tree} failed ({done.returncode}): {done.stderr[-1500:]}{done.stdout[-500:]}")
+    fields = line.split()[1:]
+    figures = dict(zip(PHASES, (float(value) for value in fields[: len(PHASES)]), strict=True))
+    figures["wall"] = wall
+    figures["tools"] = float(fields[len(PHASES)])
+    figures["modules"] = float(fields[len(PHASES) + 2])
+    figures["python"] = 1000 * (float(fields[len(PHASES) + 3]) - spawned)
+    return figures
+
+
+def table(results: dict[str, list[dict[str, float]]]) -> str:
+    columns = ["python", *PHASES, "wall", "modules"]
+    header = ["target", *columns]
+    rows = [header]
+    for label, runs in results.items():
+        cells = [label]
+        for column in columns:
+            values = [run[column] for run in runs]
+            cells.append(f"{statistics.median(values):.0f}" if column == "modules" else f"{statistics.median(values):.1f}")
+        rows.append(cells)
+        rows.append([f"  min", *(f"{min(run[c] for run in runs):.1f}" for c in columns)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)) for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines) + "\n(ms, median of the runs; `min` rows: the fastest run of each phase)"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    python = str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
+    p.add_argument("--python", default=python, help="interpreter (default: %(default)s)")
+    p.add_argument("--runs", type=int, default=9, help="fresh processes per tree (default 9)")
+    p.add_argument("--before", default=None, metavar="REF", help="also run this git revision, interleaved")
+    p.add_argument("--no-compile", action="store_true", help="do not compile the trees to bytecode first")
+    p.add_argument("--json", type=Path, default=None, help="also write every run's figures to this file")
+    args = p.parse_args(argv)
+    if args.runs < 1:
+        p.error("--runs must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="start-phases-") as tmp:
+        trees = {"this tree": PROJECT_DIR}
+        with exported_revision(args.before, "start-before-") if args.before else contextlib.nullcontext() as before:
+            if before is not None:
+                trees = {f"before ({args.before})": before, **trees}
+            if not args.no_compile:
+                for tree in trees.values():
+                    compile_tree(args.python, tree)
+            results: dict[str, list[dict[str, float]]] = {label: [] for label in trees}
+            for _ in range(args.runs):
+                for label, tree in trees.items():
+                    data_dir = Path(tempfile.mkdtemp(dir=tmp))  # a fresh, empty data folder each run
+                    results[label].append(run_once(args.python, tree, data_dir))
+    print(table(results))
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        raise SystemExit(main())
+    except BenchError as exc:
+        sys.stderr.write(f"start_phases: {exc}\n")
+        raise SystemExit(1) from None

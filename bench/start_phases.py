@@ -114,17 +114,15 @@ def run_once(python: str, tree: Path, data_dir: Path) -> dict[str, float]:
 
 def table(results: dict[str, list[dict[str, float]]]) -> str:
     columns = ["python", *PHASES, "wall", "modules"]
-    header = ["target", *columns]
-    rows = [header]
+    rows = [["target", *columns]]
     for label, runs in results.items():
-        cells = [label]
-        for column in columns:
-            values = [run[column] for run in runs]
-            cells.append(f"{statistics.median(values):.0f}" if column == "modules" else f"{statistics.median(values):.1f}")
-        rows.append(cells)
-        rows.append([f"  min", *(f"{min(run[c] for run in runs):.1f}" for c in columns)])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)) for row in rows]
+        rows.append([label, *(f"{statistics.median(run[c] for run in runs):.1f}" for c in columns)])
+        rows.append(["  min", *(f"{min(run[c] for run in runs):.1f}" for c in columns)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines) + "\n(ms, median of the runs; `min` rows: the fastest run of each phase)"
 

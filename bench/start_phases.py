@@ -13,6 +13,9 @@ front answers `initialize`, `tools/list` and `tools/call` without importing `mcp
   python      spawn to the child's first line (the interpreter's start, site-packages' .pth files)
   wall        spawn to exit, as the parent sees it (the interpreter's start and its exit included)
 
+Each phase is given in wall-clock time and in the child's CPU time (user + system, all threads), which other
+load on the machine moves much less.
+
 Each run is a fresh interpreter (`python -c CHILD`, cwd = the tree measured), with the server's own first
 step (`server.fast_start.before_imports`: the collector paused, pydantic's plugin scan off); the child fails
 if `mcp` was imported. Trees are compiled to bytecode first (as a wheel install is), `--no-compile` to skip.
@@ -49,8 +52,10 @@ PHASES = ("settings", "deployment", "door", "visible", "schemas", "call", "total
 # Runs in the child, from its first line; only `time` and `sys` are imported before the server's own first step.
 CHILD = """
 import time, sys
-t0 = time.perf_counter()
+marks = [(time.perf_counter(), time.process_time())]
 spawned = time.time()
+def mark():
+    marks.append((time.perf_counter(), time.process_time()))
 from server.fast_start import before_imports
 before_imports()
 from server.cli.serve_command import build_parser
@@ -58,28 +63,30 @@ from server.cli.shared import settings_or_exit
 flags = vars(build_parser().parse_args(sys.argv[1:]))
 flags.pop("version", None)
 settings = settings_or_exit(flags)
-t1 = time.perf_counter()
+mark()
 from server.composition import Deployment
 import asyncio
 d = Deployment(settings)
-t2 = time.perf_counter()
+mark()
 door = d.front_door
-t3 = time.perf_counter()
+mark()
 async def main():
     ctx = door.context_for(d.default_caller(), settings.profile)
     tools = await door.visible(ctx)
-    t4 = time.perf_counter()
+    mark()
     schemas = [(t.input_schema, t.output_schema) for t in tools]
-    t5 = time.perf_counter()
+    mark()
     result = await door.call(ctx, "get_day_of_week", {"date": "2026-03-10"})
-    t6 = time.perf_counter()
+    mark()
     if "mcp" in sys.modules:
         raise SystemExit("mcp was imported")
     if type(result).__name__ != "ToolOk" or "Tuesday" not in repr(result):
         raise SystemExit(f"unexpected result: {result!r}")
-    marks = [t0, t1, t2, t3, t4, t5, t6]
-    phases = [1000 * (b - a) for a, b in zip(marks, marks[1:])] + [1000 * (t6 - t0)]
-    print("PHASES", " ".join(f"{p:.2f}" for p in phases), len(tools), len(schemas), len(sys.modules), spawned)
+    for clock in (0, 1):
+        steps = [1000 * (b[clock] - a[clock]) for a, b in zip(marks, marks[1:])]
+        steps.append(1000 * (marks[-1][clock] - marks[0][clock]))
+        print("WALL" if clock == 0 else "CPU", " ".join(f"{step:.2f}" for step in steps))
+    print("INFO", len(tools), len(schemas), len(sys.modules), spawned)
 asyncio.run(main())
 """
 
@@ -100,21 +107,20 @@ def run_once(python: str, tree: Path, data_dir: Path) -> dict[str, float]:
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, timeout=60, check=False)
     wall = 1000 * (time.perf_counter() - started)
-    line = next((line for line in done.stdout.splitlines() if line.startswith("PHASES ")), None)
-    if done.returncode != 0 or line is None:
+    lines = {line.split(" ", 1)[0]: line.split()[1:] for line in done.stdout.splitlines() if " " in line}
+    if done.returncode != 0 or not {"WALL", "CPU", "INFO"} <= lines.keys():
         raise BenchError(f"child in {tree} failed ({done.returncode}): {done.stderr[-1500:]}{done.stdout[-500:]}")
-    fields = line.split()[1:]
-    figures = dict(zip(PHASES, (float(value) for value in fields[: len(PHASES)]), strict=True))
+    figures = dict(zip(PHASES, (float(value) for value in lines["WALL"]), strict=True))
+    figures.update({f"cpu {name}": float(value) for name, value in zip(PHASES, lines["CPU"], strict=True)})
     figures["wall"] = wall
-    figures["tools"] = float(fields[len(PHASES)])
-    figures["modules"] = float(fields[len(PHASES) + 2])
-    figures["python"] = 1000 * (float(fields[len(PHASES) + 3]) - spawned)
+    figures["tools"] = float(lines["INFO"][0])
+    figures["modules"] = float(lines["INFO"][2])
+    figures["python"] = 1000 * (float(lines["INFO"][3]) - spawned)
     return figures
 
 
-def table(results: dict[str, list[dict[str, float]]]) -> str:
-    columns = ["python", *PHASES, "wall", "modules"]
-    rows = [["target", *columns]]
+def table(results: dict[str, list[dict[str, float]]], columns: Sequence[str], note: str) -> str:
+    rows = [["target", *(column.removeprefix("cpu ") for column in columns)]]
     for label, runs in results.items():
         rows.append([label, *(f"{statistics.median(run[c] for run in runs):.1f}" for c in columns)])
         rows.append(["  min", *(f"{min(run[c] for run in runs):.1f}" for c in columns)])
@@ -124,7 +130,7 @@ def table(results: dict[str, list[dict[str, float]]]) -> str:
         for row in rows
     ]
     lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines) + "\n(ms, median of the runs; `min` rows: the fastest run of each phase)"
+    return "\n".join([note, *lines])
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -156,7 +162,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for label, tree in trees.items():
                     data_dir = Path(tempfile.mkdtemp(dir=tmp))  # a fresh, empty data folder each run
                     results[label].append(run_once(args.python, tree, data_dir))
-    print(table(results))
+    print(
+        table(
+            results,
+            ["python", *PHASES, "wall", "modules"],
+            "wall clock (ms; median of the runs, `min` rows the fastest):",
+        )
+    )
+    print()
+    print(
+        table(results, [f"cpu {name}" for name in PHASES], "CPU time of the child (ms; steadier on a loaded machine):")
+    )
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))
     return 0

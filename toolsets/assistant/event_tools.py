@@ -1,7 +1,5 @@
 """event toolset: the caller's events (server side) and the device calendar (deferred to the device)."""
 
-from __future__ import annotations
-
 import datetime as dt
 from typing import Annotated
 

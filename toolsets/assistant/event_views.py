@@ -1,7 +1,5 @@
 """How events are shown to the models of their owner, their invitees and guests."""
 
-from __future__ import annotations
-
 import datetime as dt
 
 from pydantic import BaseModel, Field

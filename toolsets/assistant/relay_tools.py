@@ -1,7 +1,5 @@
 """relay toolset: messages between users, worded by an agent limited to the notification-safe tools."""
 
-from __future__ import annotations
-
 import logging
 from typing import Annotated
 

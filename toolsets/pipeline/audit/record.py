@@ -4,8 +4,6 @@ The call path only gathers references (`Entry`: cheap, no copying or formatting)
 renders them: arguments dumped and masked, the time formatted, the JSON encoded.
 """
 
-from __future__ import annotations
-
 import functools
 import time
 from collections.abc import Mapping
@@ -74,7 +72,7 @@ def _second(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
-def masked_arguments(arguments: Any, masker: Masker) -> Any:
+def masked_arguments(arguments: Any, masker: "Masker") -> Any:
     if isinstance(arguments, BaseModel):
         arguments = arguments.model_dump(mode="json", exclude_none=True)
     if arguments is None:

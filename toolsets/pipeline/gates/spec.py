@@ -18,8 +18,6 @@ kind = "first"            # TOOL before any other tool of the conversation
 tool = "get_current_datetime"
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field

@@ -4,8 +4,6 @@
 fulfil `EventStore`; the backend of the deployment picks one (`toolsets.infra.store.backend`).
 """
 
-from __future__ import annotations
-
 import datetime as dt
 from collections.abc import Iterable
 from typing import Protocol
@@ -72,7 +70,7 @@ class EventChanges(BaseModel):
     availability_deadline: AwareDatetime | None = None
 
     @model_validator(mode="after")
-    def _required_fields_stay(self) -> EventChanges:
+    def _required_fields_stay(self) -> "EventChanges":
         cleared = [name for name in ("title", "start", "end", "timezone") if name in self.model_fields_set
                    and getattr(self, name) is None]  # fmt: skip
         if cleared:

@@ -5,8 +5,6 @@ Supermemory client (`toolsets.infra.upstream.supermemory`) fulfil `MemoryStore`;
 one (`toolsets.services`).
 """
 
-from __future__ import annotations
-
 from typing import Protocol
 
 from pydantic import BaseModel, Field

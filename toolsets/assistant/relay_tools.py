@@ -10,7 +10,7 @@ from toolsets.core.annotations import ToolHints
 from toolsets.core.context import ComposeRequest, ToolContext
 from toolsets.core.errors import ErrorCode, InputRequired, ToolError, ToolInputError
 from toolsets.core.toolset import Toolset
-from toolsets.infra.store.inbox import RateLimited
+from toolsets.infra.store.errors import RateLimited
 from toolsets.services import Services
 
 logger = logging.getLogger("truloop.relay")

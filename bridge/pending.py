@@ -5,8 +5,6 @@ lets several replicas share pending calls (TTL 1 h), device presence, deliveries
 connected elsewhere, and the wake-up of a call waiting on another replica.
 """
 
-from __future__ import annotations
-
 import contextlib
 import enum
 import time
@@ -38,7 +36,7 @@ class PendingCall(BaseModel):
     def live(self, now: float) -> bool:
         return now - self.created_at < CALL_TTL_SECONDS and (self.deadline is None or now < self.deadline)
 
-    def request(self) -> RpcRequest:
+    def request(self) -> "RpcRequest":
         from bridge.jsonrpc import RpcRequest
 
         return RpcRequest(id=self.call_id, method=self.method, params=self.params)

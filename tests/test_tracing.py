@@ -4,6 +4,8 @@ captured with the SDK's in-memory exporter."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +16,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tests.support import MODES, server_for
+from tests.support import MODES, child_env, server_for
+
+ROOT = Path(__file__).resolve().parent.parent
 
 EXPORTER = InMemorySpanExporter()
 
@@ -91,3 +95,24 @@ async def test_a_deferred_call_names_its_route(spans: InMemorySpanExporter) -> N
     (span,) = tool_spans(spans)
     assert (span.attributes or {})["truloop.deferred.route"] == "none"
     assert (span.attributes or {})["error.type"] == "no_route"
+
+
+def test_no_provider_is_known_without_loading_the_api_and_the_variable_is_the_apis() -> None:
+    """`provider_installed` answers no without importing `opentelemetry.trace` while nothing could have installed
+    a provider (the API not loaded, no `OTEL_PYTHON_TRACER_PROVIDER`); with the variable set it asks the API."""
+    from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
+
+    from toolsets.pipeline.tracer_provider import PROVIDER_VARIABLE
+
+    assert PROVIDER_VARIABLE == OTEL_PYTHON_TRACER_PROVIDER
+    probe = (
+        "import sys; from toolsets.pipeline.tracer_provider import provider_installed; "
+        "print(provider_installed(), 'opentelemetry.trace' in sys.modules)"
+    )
+    env = child_env()
+    env.pop(OTEL_PYTHON_TRACER_PROVIDER, None)
+    plain = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=30, cwd=ROOT)
+    assert plain.stdout.split() == ["False", "False"], plain.stderr
+    env[OTEL_PYTHON_TRACER_PROVIDER] = "sdk_tracer_provider"  # the SDK's entry point: a real provider
+    named = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=30, cwd=ROOT)
+    assert named.stdout.split() == ["True", "True"], named.stderr

@@ -1,7 +1,5 @@
 """datetime toolset: the day of the week of a date, and the current date and time in a zone."""
 
-from __future__ import annotations
-
 import datetime as dt
 from typing import Annotated, Any
 

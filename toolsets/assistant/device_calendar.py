@@ -4,8 +4,6 @@ The device sends `{"id", "title", "start": {"dateTime"}, "end": {"dateTime"}}` (
 returns the same events with `start`/`end` as plain ISO 8601 strings. The model accepts both forms.
 """
 
-from __future__ import annotations
-
 import datetime as dt
 from typing import Annotated, Any
 

@@ -1,7 +1,5 @@
 """event toolset: the caller's events (server side) and the device calendar (deferred to the device)."""
 
-from __future__ import annotations
-
 import datetime as dt
 from typing import Annotated
 
@@ -15,7 +13,6 @@ from toolsets.core.annotations import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMP
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import CallDeferred, ErrorCode, ToolError, ToolInputError
 from toolsets.core.toolset import Toolset
-from toolsets.infra.store.events import EventChanges, NewEvent
 from toolsets.infra.store.users import UserRecord
 from toolsets.services import Services
 
@@ -153,6 +150,8 @@ async def create_event(
     check_times(begins, ends, deadline, new_deadline=True)
     check_future_start(begins)
     people = await resolve_invitees(services, invitees or [], ctx.caller.user_id)
+    from toolsets.infra.store.events import NewEvent  # the events store loads on first use, not with the tools
+
     new = NewEvent(
         title=title.strip(), start=begins, end=ends, timezone=zone, location=location, description=description,
         availability_deadline=deadline,
@@ -196,6 +195,8 @@ async def update_event(
     check_times(begins, ends, deadline, new_deadline=new_deadline)
     texts = {"title": title.strip() if title is not None else None, "location": location, "description": description}
     given.update({key: value for key, value in texts.items() if value is not None})  # left out: unchanged
+    from toolsets.infra.store.events import EventChanges
+
     updated = await services.events.update(event.id, EventChanges.model_validate(given))
     return await event_view(services, updated, ctx.caller.user_id)
 

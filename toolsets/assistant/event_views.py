@@ -1,14 +1,15 @@
 """How events are shown to the models of their owner, their invitees and guests."""
 
-from __future__ import annotations
-
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from toolsets.core.errors import ErrorCode, ToolError
-from toolsets.infra.store.events import EventRecord
 from toolsets.services import Services
+
+if TYPE_CHECKING:  # the events store loads on first use, not with the tools
+    from toolsets.infra.store.events import EventRecord
 
 
 class InviteeView(BaseModel):
@@ -46,7 +47,7 @@ class EventView(BaseModel):
     your_available_dates: list[str] | None = Field(default=None, description="For an invitee: the dates you submitted")
 
 
-def candidate_range(event: EventRecord) -> tuple[dt.date, dt.date]:
+def candidate_range(event: "EventRecord") -> tuple[dt.date, dt.date]:
     from toolsets.assistant.validation import parse_timezone
 
     zone = parse_timezone(event.timezone)
@@ -55,7 +56,7 @@ def candidate_range(event: EventRecord) -> tuple[dt.date, dt.date]:
     return first, last
 
 
-async def event_view(services: Services, event: EventRecord, viewer_id: str) -> EventView:
+async def event_view(services: Services, event: "EventRecord", viewer_id: str) -> EventView:
     is_owner = viewer_id == event.owner_id
     names = await services.users.get_many(event.invitee_ids())
     invitees = [
@@ -96,7 +97,7 @@ async def event_view(services: Services, event: EventRecord, viewer_id: str) -> 
 
 async def visible_event(
     services: Services, event_id: str, viewer_id: str, *, list_tool: str = "get_events"
-) -> EventRecord:
+) -> "EventRecord":
     """The event if the viewer owns it or is invited; otherwise not_found (its existence stays private).
 
     `list_tool` is the tool the caller has for finding event ids (`list_invited_events` for a guest).
@@ -109,7 +110,7 @@ async def visible_event(
     return event
 
 
-async def owned_event(services: Services, event_id: str, owner_id: str, action: str) -> EventRecord:
+async def owned_event(services: Services, event_id: str, owner_id: str, action: str) -> "EventRecord":
     event = await visible_event(services, event_id, owner_id)
     if event.owner_id != owner_id:
         raise ToolError(f"Only the event's organiser can {action}; you are an invitee.", code=ErrorCode.FORBIDDEN)

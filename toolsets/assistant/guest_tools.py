@@ -1,7 +1,5 @@
 """guest toolset: what a guest (someone invited without membership) may do about their invitations."""
 
-from __future__ import annotations
-
 import datetime as dt
 from typing import Annotated
 

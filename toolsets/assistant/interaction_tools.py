@@ -1,7 +1,5 @@
 """interaction toolset: a confirmation dialog on the user's device (deferred)."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Annotated, Any
 

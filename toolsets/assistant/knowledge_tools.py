@@ -1,7 +1,5 @@
 """knowledge toolset: search the team's docs folder (Markdown, text, Notion exports) by relevance."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import BaseModel, Field

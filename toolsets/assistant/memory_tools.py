@@ -4,8 +4,6 @@ The backend is the embedded store, or Supermemory when SUPERMEMORY_API_KEY is se
 (`Services.memories`); either way every call is scoped to the caller.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field

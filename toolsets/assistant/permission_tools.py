@@ -1,7 +1,5 @@
 """permission toolset: the state of an OS permission on the user's device (deferred, never requests it)."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 

@@ -1,7 +1,5 @@
 """places toolset: search Google Places by text, optionally near a point."""
 
-from __future__ import annotations
-
 import math
 import re
 from typing import Annotated

@@ -1,7 +1,5 @@
 """relay toolset: messages between users, worded by an agent limited to the notification-safe tools."""
 
-from __future__ import annotations
-
 import logging
 from typing import Annotated
 
@@ -12,7 +10,7 @@ from toolsets.core.annotations import ToolHints
 from toolsets.core.context import ComposeRequest, ToolContext
 from toolsets.core.errors import ErrorCode, InputRequired, ToolError, ToolInputError
 from toolsets.core.toolset import Toolset
-from toolsets.infra.store.inbox import RateLimited
+from toolsets.infra.store.errors import RateLimited
 from toolsets.services import Services
 
 logger = logging.getLogger("truloop.relay")

@@ -1,7 +1,5 @@
 """user toolset: profiles, finding people by contact, username or group, and bulk id lookup."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field

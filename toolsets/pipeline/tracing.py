@@ -3,7 +3,8 @@
 `gen_ai.tool.type` and, when the call did not succeed, `error.type` (the envelope's code).
 
 Only `opentelemetry-api` is used: without an SDK its tracer makes non-recording spans, so this costs
-next to nothing until an operator installs one (docs/audit.md, "Tracing"). The span is a child of the
+next to nothing until an operator installs one (docs/audit.md, "Tracing"); until then it is not even imported
+(`provider_installed`, toolsets/pipeline/tracer_provider.py). The span is a child of the
 server's `tools/call` span when the MCP SDK made one, and its id is the call's audit `call_id`.
 """
 
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 from functools import cache
 from typing import TYPE_CHECKING, Any
-
-from opentelemetry.trace import SpanKind, StatusCode, get_tracer
 
 from toolsets.core.call import ToolCall, new_call_id
 from toolsets.core.call_notes import CallNotes
@@ -30,6 +29,8 @@ TRACER_NAME = "truloop-mcp"
 
 @cache
 def tracer() -> Tracer:
+    from opentelemetry.trace import get_tracer
+
     from toolsets.pipeline.audit.middleware import builtin_version
 
     return get_tracer(TRACER_NAME, builtin_version())  # a proxy: follows a provider installed later
@@ -44,6 +45,8 @@ class TracingMiddleware:
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolResult:
         if not provider_installed():  # no SDK installed: its spans record nothing
             return await call_next(call)
+
+        from opentelemetry.trace import SpanKind
 
         attributes = _attributes(call.tool.name, call.call_id, call.ctx)
         with tracer().start_as_current_span(
@@ -60,6 +63,8 @@ class TracingMiddleware:
     def refused(self, name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
         if not provider_installed():
             return
+        from opentelemetry.trace import SpanKind
+
         with tracer().start_as_current_span(
             f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=_attributes(name, new_call_id(), ctx)
         ) as span:
@@ -88,6 +93,8 @@ def _describe(span: Span, outcome: ToolResult, notes: CallNotes | None) -> None:
         span.set_attribute("truloop.deferred.route", notes.deferred_route)
     status, code = outcome_status(outcome)  # as the call's audit line says it
     if code is not None:  # an error or a cancellation
+        from opentelemetry.trace import StatusCode
+
         span.set_attribute("error.type", code)
         span.set_status(StatusCode.ERROR, code)
     elif status == "input_required":

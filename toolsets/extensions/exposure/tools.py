@@ -5,8 +5,6 @@ modes. On handshake-era sessions a loaded toolset joins that session's tool list
 list is the whole profile, and `load_toolset` returns the tools' schemas so a model can call them.
 """
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated, Any
 

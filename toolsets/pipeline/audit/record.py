@@ -4,12 +4,10 @@ The call path only gathers references (`Entry`: cheap, no copying or formatting)
 renders them: arguments dumped and masked, the time formatted, the JSON encoded.
 """
 
-from __future__ import annotations
-
 import functools
 import time
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_json
@@ -17,7 +15,9 @@ from pydantic_core import to_json
 from toolsets.core.call_notes import DeferredRoute, Route
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, ToolResult
 from toolsets.core.errors import ErrorCode
-from toolsets.pipeline.audit.masking import Masker
+
+if TYPE_CHECKING:
+    from toolsets.pipeline.audit.masking import Masker
 
 Status = Literal["ok", "error", "cancelled", "input_required"]
 Entry = dict[str, Any]  # an AuditRecord's fields, with `ts` as epoch seconds and `arguments` not yet masked
@@ -72,7 +72,7 @@ def _second(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
-def masked_arguments(arguments: Any, masker: Masker) -> Any:
+def masked_arguments(arguments: Any, masker: "Masker") -> Any:
     if isinstance(arguments, BaseModel):
         arguments = arguments.model_dump(mode="json", exclude_none=True)
     if arguments is None:

@@ -13,6 +13,7 @@ import asyncio
 import atexit
 import collections
 import contextlib
+import functools
 import glob
 import logging
 import os
@@ -24,11 +25,13 @@ import time
 import weakref
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
 from toolsets.infra.private_files import FILE_MODE, private_dir
-from toolsets.pipeline.audit.masking import Masker
 from toolsets.pipeline.audit.record import Entry, masked_arguments, render
+
+if TYPE_CHECKING:
+    from toolsets.pipeline.audit.masking import Masker
 
 logger = logging.getLogger("truloop.audit")
 
@@ -75,7 +78,7 @@ class AuditLog:
         self._stream = stream
         self.max_bytes = max_bytes
         self.keep = keep
-        self.masker = Masker(known_secrets)
+        self._known_secrets = tuple(known_secrets)
         # Rendered lines. A deque's append and popleft are atomic, so the call path takes no lock and wakes
         # no thread; the writer polls every BATCH_WAIT while lines come. `_emitted` is counted by the callers'
         # thread, `_settled` (written or dropped) by the writer: each has one writer, so both stay exact.
@@ -100,6 +103,14 @@ class AuditLog:
 
     def __repr__(self) -> str:
         return f"AuditLog({str(self.path) if self.path else '<stream>'!r})"
+
+    @functools.cached_property
+    def masker(self) -> Masker:
+        """The masking of arguments, with the server's own secrets: made when the first line is rendered (after
+        the first call has answered), as compiling its patterns is a noticeable part of a cold start."""
+        from toolsets.pipeline.audit.masking import Masker
+
+        return Masker(self._known_secrets)
 
     # -- the call path ---------------------------------------------------------------------------------
 

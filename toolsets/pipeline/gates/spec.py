@@ -18,10 +18,7 @@ kind = "first"            # TOOL before any other tool of the conversation
 tool = "get_current_datetime"
 """
 
-from __future__ import annotations
-
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +101,8 @@ def load_gates(path: Path | None, known_tools: Mapping[str, Iterable[str]]) -> G
     """The built-in gates plus those of `path`; `known_tools` maps each tool name to its argument names."""
     if path is None:
         return _checked(BUILTIN_GATES, known_tools, lambda index, key: "built-in gates")
+    import tomllib  # only a gates file needs it
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

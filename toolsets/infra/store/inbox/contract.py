@@ -4,8 +4,6 @@
 `InboxStore`; the backend of the deployment picks one (`toolsets.infra.store.backend`).
 """
 
-from __future__ import annotations
-
 from typing import Protocol
 
 from pydantic import BaseModel

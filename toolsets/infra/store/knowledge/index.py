@@ -6,8 +6,6 @@ each. After an analyzer change the stored text is re-analyzed in batches (no fil
 progress reported like indexing.
 """
 
-from __future__ import annotations
-
 import logging
 import time
 from collections.abc import Awaitable, Callable

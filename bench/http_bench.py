@@ -10,15 +10,22 @@ Targets (the first is the baseline every ratio is taken against):
   before     truloop-mcp at a git revision (--before REF, exported with `git archive`)
   after      truloop-mcp from this working tree
   after+jwt  the same with TRULOOP_JWT_SECRET set and a bearer token on every request
+  --peer LABEL=COMMAND  any other server with the same tool that names its port the same way, e.g. the
+             TypeScript SDK's McpServer (`--peer "ts=node bench/peers/ts/server.mjs --http"`, after
+             `npm ci` in bench/peers/ts)
 
 Each connection opens its own stateful session (initialize, notifications/initialized; protocol
-2025-11-25, responses as SSE unless the server answers JSON), then sends tools/call get_day_of_week
-one request at a time. --concurrency connections at once, --requests per connection per round,
---rounds rounds; within a round the targets take turns (--slices turns each), so other load on the
-machine falls on all of them alike. Reported: calls/s (median round), latency p50/p99 over all calls,
-server CPU per call (from /proc, Linux only).
+2025-11-25, responses as SSE unless the server answers JSON), or with --one-session all connections
+call on the first one's session (16 concurrent callers on one session), then sends tools/call
+get_day_of_week one request at a time. --concurrency connections at once, --requests per connection per
+round, --rounds rounds; within a round the targets take turns (--slices turns each), so other load on the
+machine falls on all of them alike. --targets picks which run (default: all of them). Reported: calls/s
+(median round), latency p50/p99 over all calls, server CPU per call from the process's main thread
+(`/proc/PID/schedstat`, ns: the event loop, where the per-call work is) and from all its threads
+(`/proc/PID/stat`, ticks: writer threads, a runtime's GC and worker threads too); Linux only.
 
     .venv/bin/python bench/http_bench.py [--before REF] [--concurrency 16] [--requests 200] [--rounds 5]
+        [--one-session] [--targets bare,after] [--peer "ts=node bench/peers/ts/server.mjs --http"]
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import statistics
 import subprocess
 import sys
@@ -67,6 +75,7 @@ class Samples:
     calls_per_s: list[float] = field(default_factory=list)
     latency_s: list[float] = field(default_factory=list)
     cpu_per_call_s: list[float] = field(default_factory=list)
+    main_cpu_per_call_s: list[float] = field(default_factory=list)
 
     def summary(self) -> dict[str, float]:
         ordered = sorted(self.latency_s)
@@ -75,6 +84,9 @@ class Samples:
             "p50_ms": statistics.median(ordered) * 1e3,
             "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e3,
             "cpu_ms_per_call": statistics.median(self.cpu_per_call_s) * 1e3 if self.cpu_per_call_s else float("nan"),
+            "main_cpu_us_per_call": (
+                statistics.median(self.main_cpu_per_call_s) * 1e6 if self.main_cpu_per_call_s else float("nan")
+            ),
         }
 
 
@@ -238,6 +250,13 @@ class Server:
     def cpu_seconds(self) -> float | None:
         return process_cpu_seconds(self.proc.pid)
 
+    def main_thread_cpu_seconds(self) -> float | None:
+        """CPU time of the process's main thread, in ns resolution (the first field of /proc/PID/schedstat)."""
+        try:
+            return int(Path(f"/proc/{self.proc.pid}/schedstat").read_text().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            return None
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -258,10 +277,15 @@ def blamed(server: Server) -> Iterator[None]:
         raise BenchError(f"{server.target.label}: {type(exc).__name__}: {exc}\n--- its stderr ---\n{tail}") from None
 
 
-async def open_connections(server: Server, count: int) -> list[Connection]:
+async def open_connections(server: Server, count: int, one_session: bool) -> list[Connection]:
     connections = [Connection("127.0.0.1", server.port, server.target.token) for _ in range(count)]
     with blamed(server):
-        await asyncio.gather(*(c.open() for c in connections))
+        if one_session:  # the first opens the session, the others call on it (their ids apart, as a client's are)
+            first, *others = connections
+            await first.open()
+            await asyncio.gather(*(c.join(first, n * 10_000_000) for n, c in enumerate(others, 1)))
+        else:
+            await asyncio.gather(*(c.open() for c in connections))
         for connection in connections:  # warm-up
             await connection.call()
     return connections
@@ -272,6 +296,7 @@ class Slice:
     calls: int = 0
     seconds: float = 0.0
     cpu_seconds: float | None = 0.0
+    main_cpu_seconds: float | None = 0.0
 
 
 async def one_slice(server: Server, connections: list[Connection], requests: int, samples: Samples) -> Slice:
@@ -283,15 +308,16 @@ async def one_slice(server: Server, connections: list[Connection], requests: int
             await connection.call()
             latencies.append(time.perf_counter() - started)
 
-    cpu_before = server.cpu_seconds()
+    cpu_before, main_before = server.cpu_seconds(), server.main_thread_cpu_seconds()
     started = time.perf_counter()
     with blamed(server):
         await asyncio.gather(*(drive(c) for c in connections))
     elapsed = time.perf_counter() - started
-    cpu_after = server.cpu_seconds()
+    cpu_after, main_after = server.cpu_seconds(), server.main_thread_cpu_seconds()
     samples.latency_s.extend(latencies)
     cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
-    return Slice(requests * len(connections), elapsed, cpu)
+    main = main_after - main_before if main_before is not None and main_after is not None else None
+    return Slice(requests * len(connections), elapsed, cpu, main)
 
 
 async def run(targets: Sequence[Target], args: argparse.Namespace, scratch: Path) -> dict[str, Samples]:
@@ -301,7 +327,7 @@ async def run(targets: Sequence[Target], args: argparse.Namespace, scratch: Path
     try:
         for target in targets:
             servers[target.key] = Server(target, scratch)
-            sessions[target.key] = await open_connections(servers[target.key], args.concurrency)
+            sessions[target.key] = await open_connections(servers[target.key], args.concurrency, args.one_session)
         # Each round gives every target `requests` calls per connection, in `slices` turns taken in rotation:
         # a burst of other load on the machine then lands on every target alike instead of on one of them.
         slices = max(1, min(args.slices, args.requests))
@@ -319,11 +345,17 @@ async def run(targets: Sequence[Target], args: argparse.Namespace, scratch: Path
                         total.cpu_seconds += part.cpu_seconds
                     else:
                         total.cpu_seconds = None
+                    if total.main_cpu_seconds is not None and part.main_cpu_seconds is not None:
+                        total.main_cpu_seconds += part.main_cpu_seconds
+                    else:
+                        total.main_cpu_seconds = None
             for target in targets:
                 total = totals[target.key]
                 samples[target.key].calls_per_s.append(total.calls / total.seconds)
                 if total.cpu_seconds is not None:
                     samples[target.key].cpu_per_call_s.append(total.cpu_seconds / total.calls)
+                if total.main_cpu_seconds is not None:
+                    samples[target.key].main_cpu_per_call_s.append(total.main_cpu_seconds / total.calls)
     finally:
         for connections in sessions.values():
             for connection in connections:
@@ -339,7 +371,8 @@ ROWS = (
     ("calls/s (c=%d)", "calls_per_s", ".0f"),
     ("latency p50 (ms)", "p50_ms", ".2f"),
     ("latency p99 (ms)", "p99_ms", ".2f"),
-    ("server CPU/call (ms)", "cpu_ms_per_call", ".3f"),
+    ("server CPU/call, main thread (us)", "main_cpu_us_per_call", ".0f"),
+    ("server CPU/call, all threads (ms)", "cpu_ms_per_call", ".3f"),
 )
 
 
@@ -363,7 +396,7 @@ def render(targets: Sequence[Target], summaries: dict[str, dict[str, float]], co
         after, before = summaries["after"], summaries["before"]
         notes.append(
             f"after / before: {after['calls_per_s'] / before['calls_per_s']:.2f}x calls/s, "
-            f"{after['cpu_ms_per_call'] / before['cpu_ms_per_call']:.2f}x server CPU per call"
+            f"{after['main_cpu_us_per_call'] / before['main_cpu_us_per_call']:.2f}x server CPU per call (main thread)"
         )
     if "after" in summaries and "after_jwt" in summaries:
         slower = 1 - summaries["after_jwt"]["calls_per_s"] / summaries["after"]["calls_per_s"]
@@ -389,6 +422,18 @@ def build_targets(args: argparse.Namespace, scratch: Path, before: Path | None) 
         env = (("TRULOOP_JWT_SECRET", secret), ("TRULOOP_JWT_AUDIENCE", "truloop-bench"))
         argv = (*truloop, "--data-dir", str(scratch / "after-jwt"))
         targets.append(Target("after_jwt", "after+jwt", argv, env=env, token=token))
+    for peer in args.peer:
+        label, _, command = peer.partition("=")
+        if not label or not command:
+            raise BenchError(f"--peer wants LABEL=COMMAND, not {peer!r}")
+        targets.append(Target(f"peer_{label}", label, tuple(shlex.split(command))))
+    if args.targets:
+        wanted = [name.strip() for name in args.targets.split(",") if name.strip()]
+        known = {t.label: t for t in targets}
+        missing = [name for name in wanted if name not in known]
+        if missing:
+            raise BenchError(f"unknown --targets {missing}; known: {sorted(known)}")
+        targets = [known[name] for name in wanted]
     return targets
 
 
@@ -401,6 +446,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--slices", type=int, default=4, help="turns each round's calls are split into, across targets")
     p.add_argument("--no-jwt", action="store_true", help="leave out the after+jwt target")
+    p.add_argument("--one-session", action="store_true", help="all connections call on one shared session")
+    p.add_argument("--peer", action="append", default=[], metavar="LABEL=COMMAND", help="another server to run")
+    p.add_argument(
+        "--targets",
+        default=None,
+        metavar="A,B",
+        help="run only these labels, in this order (the first is the baseline)",
+    )
     p.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     return p.parse_args(argv)
 
@@ -412,6 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             before = stack.enter_context(exported_revision(args.before, "http-bench-before-")) if args.before else None
             targets = build_targets(args, scratch, before)
+            if not targets:
+                raise BenchError("no targets to run")
             samples = asyncio.run(run(targets, args, scratch))
         except BenchError as exc:
             print(f"http_bench: error: {exc}", file=sys.stderr)

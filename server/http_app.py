@@ -3,7 +3,8 @@ the notification-safe profile at /notification-safe/mcp, /healthz, and with toke
 sign-in metadata (RFC 9728, `/.well-known/oauth-protected-resource/...`).
 
 The SDK's apps, mounted side by side; with `fast_paths` the SDK's transport answers with the lean SSE
-response of `server.speed` (`speed.install_http()`)."""
+response of `server.speed` (`speed.install_http()`), and a plain `tools/call` POST is answered before it reaches
+the SDK's transport (`speed.lean_http_middleware`)."""
 
 from __future__ import annotations
 
@@ -155,6 +156,8 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     )
     # outermost first: a rebound page is refused before its token or body is looked at
     stack = [*host_guard(settings), *middleware, caps]
+    if settings.fast_paths:  # innermost: only a request every check above let through
+        stack.append(speed.lean_http_middleware({"/mcp": main, "/notification-safe/mcp": safe}))
     app = Starlette(routes=routes, middleware=stack, lifespan=lifespan)
     app.state.bridge = bridge
     app.state.services = services

@@ -300,4 +300,14 @@ class Surface:
         if token is None or token.claims is None:
             return self.default_caller, self.default_profile
         caller = caller_from_claims(token.claims, self.default_caller.timezone)
-        return caller, self.member_profile if caller.role == "member" else "guest"
+        return caller, self._profile_of(caller.role)
+
+    def profile(self) -> str:
+        """The name of the profile the current request's caller gets (`resolve()[1]`, without making the caller)."""
+        token = get_access_token()
+        if token is None or token.claims is None:
+            return self.default_profile
+        return self._profile_of(token.claims.get("role", "guest"))
+
+    def _profile_of(self, role: str) -> str:
+        return self.member_profile if role == "member" else "guest"

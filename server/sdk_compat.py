@@ -11,15 +11,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import anyio
     import uvicorn
+    from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
     from mcp.server.lowlevel.server import Server
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.subscriptions import SubscriptionBus
+    from mcp.shared.dispatcher import DispatchContext
 
     from server.connection_guard import ConnectionLimits
 
@@ -70,6 +75,77 @@ def has_live_session(manager: StreamableHTTPSessionManager, session_id: str) -> 
     """Whether the streamable-HTTP session manager still serves `session_id` (`_server_instances`: the SDK keeps
     no public registry of open sessions)."""
     return session_id in manager._server_instances
+
+
+def live_session(
+    manager: StreamableHTTPSessionManager, session_id: str
+) -> tuple[StreamableHTTPServerTransport, AuthorizationContext | None] | None:
+    """The transport serving stateful session `session_id` and the credential that opened it (None: opened without
+    one), or None when the manager serves no such session: what its `_handle_stateful_request` reads from
+    `_server_instances` and `_session_owners` before it lets a request reach the session."""
+    transport = manager._server_instances.get(session_id)
+    if transport is None:
+        return None
+    return transport, manager._session_owners.get(session_id)
+
+
+def hold_session(transport: StreamableHTTPServerTransport) -> bool:
+    """A request on the session starts being served outside `StreamableHTTPServerTransport.handle_request`: do what
+    that method does first, so the session cannot idle out under it (`_requests_in_flight`, `_idle_timeout`, the
+    public `idle_scope`). False when the session's idle period already ran out (the SDK answers it as ended).
+    Every True is followed by one `release_session`."""
+    idle = transport.idle_scope
+    if idle is None or transport._idle_timeout is None:
+        return True
+    if idle.cancel_called:
+        return False
+    transport._requests_in_flight += 1
+    if idle.deadline != math.inf:  # (re-setting it reschedules the scope's timer for nothing)
+        idle.deadline = math.inf
+    return True
+
+
+def release_session(transport: StreamableHTTPServerTransport) -> None:
+    """The request `hold_session` counted is done: the idle countdown restarts once none is left (what the end of
+    `StreamableHTTPServerTransport.handle_request` does)."""
+    idle, timeout = transport.idle_scope, transport._idle_timeout
+    if idle is None or timeout is None:
+        return
+    transport._requests_in_flight -= 1
+    if not transport._requests_in_flight:  # the loop's clock: what `anyio.current_time()` reads, for less
+        idle.deadline = asyncio.get_running_loop().time() + timeout
+
+
+def loop_dispatcher(connection: Any) -> Any:
+    """The `JSONRPCDispatcher` serving a handshake-era connection's message loop (the `outbound` that
+    `serve_loop` builds the connection with), or None when it is served another way."""
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+    outbound = getattr(connection, "outbound", None)
+    return outbound if isinstance(outbound, JSONRPCDispatcher) else None
+
+
+def track_in_flight(dispatcher: Any, request_id: Any, scope: anyio.CancelScope, dctx: DispatchContext[Any]) -> Any:
+    """Enter a request served beside `dispatcher`'s loop in its table of requests in flight (`_in_flight`, keyed by
+    `coerce_request_id`, entries `_InFlight(scope, dctx)`), as `JSONRPCDispatcher._dispatch_request` enters its
+    own: the client's `notifications/cancelled` for it then sets `dctx.cancel_requested` and cancels `scope`, the
+    SDK's own way. Returns the entry, for `untrack_in_flight`."""
+    from mcp.shared.dispatcher import coerce_request_id
+    from mcp.shared.jsonrpc_dispatcher import _InFlight
+
+    entry = _InFlight(scope=scope, dctx=dctx)  # type: ignore[arg-type]
+    dispatcher._in_flight[coerce_request_id(request_id)] = entry
+    return entry
+
+
+def untrack_in_flight(dispatcher: Any, request_id: Any, entry: Any) -> None:
+    """Take a request `track_in_flight` entered out of the table again, unless a later request with the same id
+    replaced it (the dispatcher's own identity guard)."""
+    from mcp.shared.dispatcher import coerce_request_id
+
+    key = coerce_request_id(request_id)
+    if dispatcher._in_flight.get(key) is entry:
+        del dispatcher._in_flight[key]
 
 
 # -- sse-starlette, as the SDK's streamable-HTTP transport uses it -------------------------------------------

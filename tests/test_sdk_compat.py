@@ -229,3 +229,99 @@ def _httptools_protocol() -> tuple[type, ...]:
     except ImportError:
         return ()
     return (HttpToolsProtocol,)
+
+
+HTTP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+OPEN = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "compat", "version": "1"}},
+}
+
+
+@pytest.mark.anyio
+async def test_live_session_loop_dispatcher_and_track_in_flight() -> None:
+    """Live, over streamable HTTP: a session's transport and owner, the loop's dispatcher behind its connection, and a
+    request entered in the dispatcher's in-flight table is cancelled by the client's `notifications/cancelled`."""
+    import anyio
+    import httpx
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+    from tests.support import serve_in_process
+
+    connections: list[Any] = []
+
+    async def capture(ctx: Any, call_next: Any) -> Any:
+        if ctx.method == "tools/list":
+            connections.append(sdk_compat.connection_of(ctx.session))
+        return await call_next(ctx)
+
+    server = MCPServer("compat", middleware=[capture])
+    app = server.streamable_http_app()
+    manager = server.session_manager
+    async with serve_in_process(app) as base, httpx.AsyncClient(base_url=base, timeout=10) as http:
+        opened = await http.post("/mcp", json=OPEN, headers=HTTP_HEADERS)
+        session = opened.headers["mcp-session-id"]
+        on_session = {**HTTP_HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post("/mcp", json=ready, headers=on_session)).status_code == 202
+        assert await http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=on_session)
+
+        found = sdk_compat.live_session(manager, session)
+        assert found is not None and found[0].mcp_session_id == session, recheck("live_session", "_server_instances")
+        assert found[1] is None, recheck("live_session", "_session_owners (no credential: no owner)")
+        assert sdk_compat.live_session(manager, "no-such-session") is None
+
+        (connection,) = connections
+        dispatcher = sdk_compat.loop_dispatcher(connection)
+        assert isinstance(dispatcher, JSONRPCDispatcher), recheck("loop_dispatcher", "Connection.outbound")
+        assert connection.session_id == session
+        assert sdk_compat.loop_dispatcher(object()) is None
+
+        class Request:  # what the dispatcher touches of a request in flight
+            cancel_requested = anyio.Event()
+
+        scope = anyio.CancelScope()
+        entry = sdk_compat.track_in_flight(dispatcher, "42", scope, Request())  # type: ignore[arg-type]
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42}}
+        assert (await http.post("/mcp", json=cancel, headers=on_session)).status_code == 202
+        with anyio.fail_after(5):
+            await Request.cancel_requested.wait()
+        assert scope.cancel_called, recheck("track_in_flight", "_InFlight(scope, dctx), keyed by coerce_request_id")
+        sdk_compat.untrack_in_flight(dispatcher, 42, entry)
+        assert not dispatcher._in_flight, recheck("untrack_in_flight", "JSONRPCDispatcher._in_flight")
+
+    source = inspect.getsource(type(manager)._handle_stateful_request)
+    assert "requestor != self._session_owners.get(" in source, recheck("live_session", "the owner check")
+
+
+@pytest.mark.anyio
+async def test_hold_and_release_session() -> None:
+    import math
+
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+
+    source = inspect.getsource(StreamableHTTPServerTransport.handle_request)
+    for line in (
+        "self._requests_in_flight += 1",
+        "self.idle_scope.deadline = math.inf",
+        "self._requests_in_flight -= 1",
+        "self.idle_scope.deadline = anyio.current_time() + self._idle_timeout",
+        "if self.idle_scope.cancel_called:",
+    ):
+        assert line in source, recheck("hold_session/release_session", line)
+    transport = StreamableHTTPServerTransport(mcp_session_id="compat", idle_timeout=30)
+    async with transport.connect():
+        assert transport.idle_scope is not None
+        assert sdk_compat.hold_session(transport) and sdk_compat.hold_session(transport)
+        assert transport.idle_scope.deadline == math.inf and transport._requests_in_flight == 2
+        sdk_compat.release_session(transport)
+        assert transport.idle_scope.deadline == math.inf
+        sdk_compat.release_session(transport)
+        assert transport.idle_scope.deadline < math.inf and transport._requests_in_flight == 0
+        transport.idle_scope.cancel()
+        assert not sdk_compat.hold_session(transport)
+    untimed = StreamableHTTPServerTransport(mcp_session_id="compat")
+    assert sdk_compat.hold_session(untimed)
+    sdk_compat.release_session(untimed)

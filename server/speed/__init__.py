@@ -8,6 +8,8 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
 - `stdio_transport` + `stdio_pipes`: stdin and stdout as asyncio transports instead of the SDK's
   `stdio_server` (worker threads, memory streams);
 - `sse_sender`: the SSE response each handshake-era POST is answered with, instead of sse-starlette's;
+- `lean_http`: a plain handshake-era `tools/call` POST answered on its own task, without the SDK transport's
+  streams and tasks, for a tool that needs nothing from the client while it runs (`Tool.reaches_client`);
 - `write_combining`: uvicorn's httptools protocol writing a response in one system call;
 - `fast_start`: what was loaded frozen out of the collector's way, uvloop for HTTP.
 
@@ -20,13 +22,15 @@ the functions below. Nothing here touches a third-party object's private surface
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from server.sdk_compat import drop_sdk_tracing, lowlevel_of
 
 if TYPE_CHECKING:
     import asyncio
+
+    from starlette.middleware import Middleware
 
     from server.connection_guard import ConnectionLimits
     from server.mcp_server import TruloopMCP
@@ -57,6 +61,16 @@ def install_http() -> None:
     from server.speed.sse_sender import LeanEventSourceResponse
 
     install_sse_sender(LeanEventSourceResponse)
+
+
+def lean_http_middleware(endpoints: Mapping[str, TruloopMCP]) -> Middleware:
+    """The HTTP app's innermost middleware: plain `tools/call` POSTs to `endpoints` (path -> server) answered without
+    the SDK transport's streams and tasks (server/speed/lean_http.py)."""
+    from starlette.middleware import Middleware
+
+    from server.speed.lean_http import LeanHttpCalls
+
+    return Middleware(LeanHttpCalls, endpoints=endpoints)
 
 
 def uninstall_http() -> None:

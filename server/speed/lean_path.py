@@ -18,12 +18,13 @@ are plain, and hands everything else to the SDK unchanged:
   a bogus cursor is refused here, as the SDK's path refuses it).
 
 Either way only on a connection whose handshake the SDK accepted, so the pre-`initialize` refusal stays
-the SDK's.
+the SDK's. Over streamable HTTP the same path also runs behind `server.speed.lean_http`, which learns each
+session's connection here, from its `initialize` (`session_opened`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
@@ -48,6 +49,8 @@ class LeanPath:
         self._answers = PerToolList()  # the SDK's whole `tools/list` answer, per list and protocol version
         # `tools/list` requests on their way through the SDK: the page worked out here (and its next cursor)
         self._handed: dict[int, tuple[list[Tool], str | None]] = {}
+        # told of every `initialize` request (its context), before the SDK answers it (server/speed/lean_http.py)
+        self.session_opened: Callable[[ServerRequestContext[Any, Any]], None] | None = None
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
@@ -57,6 +60,8 @@ class LeanPath:
                 return await self.tools_call(ctx, *call)
         elif method == "tools/list" and _accepted(ctx) and valid_request(ctx):
             return await self.tools_list(ctx, call_next)
+        elif method == "initialize" and self.session_opened is not None:
+            self.session_opened(ctx)
         return await call_next(ctx)
 
     async def tools_call(

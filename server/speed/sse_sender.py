@@ -100,7 +100,8 @@ def _sse_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[bytes, byt
     return tuple(raw)
 
 
-def _ping() -> bytes:
+def ping_comment() -> bytes:
+    """The keep-alive comment a stream sends while it waits (sse-starlette's, with the time)."""
     return f": ping - {dt.datetime.now(dt.UTC)}{SEP}{SEP}".encode()
 
 
@@ -214,7 +215,7 @@ class LeanEventSourceResponse:
                 message = await receive()
             if waited.cancelled_caught:
                 if not self._sending and not self._done:
-                    await self._send(send, _ping(), more_body=True)
+                    await self._send(send, ping_comment(), more_body=True)
             elif message["type"] == "http.disconnect":
                 if not self._done:
                     stream.cancel()

@@ -1,0 +1,513 @@
+"""Handshake-era `tools/call` POSTs answered on the request's own task: no memory stream, no task per call.
+
+The SDK's streamable-HTTP transport hands every POSTed request to the session's message loop and back: the
+body is validated into a `JSONRPCRequest` model, sent through the session's read stream, dispatched by its
+`JSONRPCDispatcher` in a task of its own, answered through the write stream, routed by the transport's message
+router into a per-request memory stream, forwarded by a per-request SSE writer task into the SSE response's
+stream, and dumped from a `JSONRPCResponse` model again. For a call that never talks back to the client, all
+of that carries one result from one coroutine to another, and it cost more than the call itself.
+
+`LeanHttpCalls` (the innermost middleware of the HTTP app, inside the Host/Origin guard, the bearer check and the
+session caps) takes a POST to an MCP endpoint only when it is exactly that call, and leaves every other request
+to the SDK, untouched (its body given back as it was read):
+
+- the body is one JSON-RPC request (`jsonrpc`, an integer or string `id`, `method`, `params`, nothing else) for
+  `tools/call` with plain params (`server.speed.lean_path.plain_call`) and no `progressToken`;
+- on a live stateful session this server's session manager serves, presented with the credential that opened
+  it, not terminated nor idled out, past its handshake on a handshake-era version (the `Mcp-Protocol-Version`
+  header, if any, names one), with the `Accept` and `Content-Type` the SDK demands and a body within its limit;
+- for a tool whose calls need nothing from the client while they run (`Tool.reaches_client` is false, as on the
+  stdio lean front): elicitation and sampling need the SDK's response stream, which carries the client's requests
+  and answers.
+
+The call then runs as the SDK runs it, on the session's own state: the SDK's `ServerRunner` on the session's
+`Connection` (the server middleware, and so `LeanPath` and `TruloopMCP._run`: the session's conversation, the
+caller from the token, its log level, `tools/list_changed` on the session's standalone stream, the audit line with
+transport `http` and the session id). What the SDK's transport and dispatcher add is done here the same way:
+
+- a client's `notifications/cancelled` for the call cancels it through the dispatcher's own table of requests in
+  flight, and the call is answered with the SDK's `-32800 Request cancelled`; a session that ends under a call
+  ends its stream with no answer, as the SDK's does;
+- a handler's exception becomes the dispatcher's JSON-RPC error (its `MCPError`, `-32602` for a validation error,
+  code 0 with the message otherwise, logged as the dispatcher logs it);
+- the session cannot idle out while the call runs;
+- `notifications/message` about the call rides its response, before the result;
+- the answer is the SDK's: status 200, the SDK's SSE headers through `server.speed.sse_sender.sse_headers`, one
+  `event: message` per message, held until it is ready and sent in one write with the end of the body; a call
+  that takes longer than a second sends its headers then, and a keep-alive comment every 15 s, as the SSE
+  response (`LeanEventSourceResponse`) does.
+
+Installed by `server.speed.lean_http_middleware` with `fast_paths` only; the private SDK state it reads (the
+session manager's sessions, the transport's idle count, the dispatcher's in-flight table) is reached through
+`server.sdk_compat`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pydantic_core
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.runner import ServerRunner
+from mcp.server.streamable_http import REQUEST_CANCELLED, check_accept_headers
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import ErrorData, JSONRPCError, JSONRPCNotification
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from bridge.elicitation import is_modern
+from server.sdk_compat import (
+    connection_of,
+    hold_session,
+    live_session,
+    loop_dispatcher,
+    lowlevel_of,
+    release_session,
+    track_in_flight,
+    untrack_in_flight,
+)
+from server.speed.lean_path import LeanPath, plain_call
+from server.speed.sse_sender import HOLD_HEADERS_SECONDS, PING_SECONDS, ping_comment, sse_headers
+
+if TYPE_CHECKING:
+    from mcp.server.connection import Connection
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from server.mcp_server import TruloopMCP
+
+logger = logging.getLogger("truloop.http")
+# a handler's exception is logged as the SDK's dispatcher logs it, under its name
+dispatcher_logger = logging.getLogger("mcp.shared.jsonrpc_dispatcher")
+
+_HANDSHAKE_VERSIONS = frozenset(version.encode("latin-1") for version in HANDSHAKE_PROTOCOL_VERSIONS)
+# what the SDK's dispatcher builds for a message its streamable-HTTP transport framed with SSE responses on
+_TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=True)
+_EVENT_HEAD = b"event: message\r\ndata: "
+_EVENT_TAIL = b"\r\n\r\n"
+_REMEMBERED = 64  # verdicts kept on Accept and Content-Type values (a host sends the same one or two)
+
+
+def sse_event(data: bytes) -> bytes:
+    """One message as the SSE event the SDK's transport frames it in (`event: message`, its JSON on one line)."""
+    return _EVENT_HEAD + data + _EVENT_TAIL
+
+
+class LeanSession:
+    """A stateful session this path may serve: its connection, the loop's dispatcher, a runner on them."""
+
+    __slots__ = ("calls", "closed", "connection", "dispatcher", "headers", "runner")
+
+    def __init__(self, connection: Connection, dispatcher: Any, runner: ServerRunner[Any], session_id: str) -> None:
+        self.connection = connection
+        self.dispatcher = dispatcher
+        self.runner = runner
+        # the SDK's headers on a POST's SSE response (`StreamableHTTPServerTransport._handle_post_request`)
+        self.headers = {
+            "Cache-Control": "no-cache, no-transform",
+            "Connection": "keep-alive",
+            "Content-Type": "text/event-stream",
+            "mcp-session-id": session_id,
+        }
+        self.calls: set[anyio.CancelScope] = set()
+        self.closed = False
+
+    def close(self) -> None:
+        """The session's loop ended: the calls still running here end too, as the loop's own handlers do."""
+        self.closed = True
+        for scope in list(self.calls):
+            scope.cancel()
+
+
+class Sessions:
+    """One server's sessions, learned from their `initialize` (`LeanPath.session_opened`) and forgotten when the
+    connection closes (`Connection.exit_stack`)."""
+
+    def __init__(self, server: TruloopMCP) -> None:
+        self._lowlevel = lowlevel_of(server)
+        self._open: dict[str, LeanSession] = {}
+
+    def opened(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        connection = connection_of(ctx.session)
+        session_id = getattr(connection, "session_id", None)
+        dispatcher = loop_dispatcher(connection)
+        if session_id is None or dispatcher is None or session_id in self._open:
+            return  # stdio, a 2026-07-28 exchange, or a second initialize
+        runner = ServerRunner(self._lowlevel, connection, ctx.lifespan_context)
+        session = self._open[session_id] = LeanSession(connection, dispatcher, runner, session_id)
+        connection.exit_stack.callback(self._closed, session_id, session)
+
+    def _closed(self, session_id: str, session: LeanSession) -> None:
+        session.close()
+        if self._open.get(session_id) is session:
+            del self._open[session_id]
+
+    def get(self, session_id: str) -> LeanSession | None:
+        return self._open.get(session_id)
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+
+class LeanRequest:
+    """The `DispatchContext` of a call served here: what the SDK's dispatcher hands its handler, with the messages
+    for this call's response stream kept in `events` (SSE-framed, in order) instead of sent through the session."""
+
+    __slots__ = ("_cancel", "_closed", "events", "message_metadata", "request_id")
+
+    transport = _TRANSPORT
+
+    def __init__(self, request_id: int | str, request: Request) -> None:
+        self.request_id = request_id
+        self.events: list[bytes] = []
+        # the hook holds the events, not this object: no reference cycle for the collector to find per call
+        unanswered = _Unanswered(request_id, self.events)
+        self.message_metadata = ServerMessageMetadata(request_context=request, on_request_unanswered=unanswered)
+        self._cancel: anyio.Event | None = None
+        self._closed = False
+
+    @property
+    def can_send_request(self) -> bool:
+        return not self._closed
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        if self._cancel is None:
+            self._cancel = anyio.Event()
+        return self._cancel
+
+    def cancelled(self) -> bool:
+        return self._cancel is not None and self._cancel.is_set()
+
+    def close(self) -> None:
+        self._closed = True
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
+        if self._closed:
+            logger.debug("dropped %s: dispatch context closed", method)
+            return
+        if params is not None:
+            message = JSONRPCNotification(jsonrpc="2.0", method=method, params=dict(params))
+        else:
+            message = JSONRPCNotification(jsonrpc="2.0", method=method)
+        self.events.append(sse_event(message.model_dump_json(by_alias=True, exclude_unset=True).encode()))
+
+    async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> Any:
+        if self._closed:
+            raise NoBackChannelError(method)
+        # never reached: a call of a tool that can ask the client anything (`Tool.reaches_client`) is the SDK's
+        raise RuntimeError(
+            f"a tools/call answered by server/speed/lean_http.py sent the client a {method!r} request: "
+            "Tool.reaches_client must be true for its tool"
+        )
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        return None  # calls with a progressToken are the SDK's
+
+
+class _Unanswered:
+    """The SDK transport's answer to a request that settled without one (it was cancelled): its
+    `on_request_unanswered` hook."""
+
+    __slots__ = ("_events", "_request_id")
+
+    def __init__(self, request_id: int | str, events: list[bytes]) -> None:
+        self._request_id = request_id
+        self._events = events
+
+    async def __call__(self) -> None:
+        error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
+        message = JSONRPCError(jsonrpc="2.0", id=self._request_id, error=error)
+        self._events.append(sse_event(message.model_dump_json(by_alias=True, exclude_unset=True).encode()))
+
+
+class _Replay:
+    """`receive` giving back the messages already read from it first (the SDK reads the body again)."""
+
+    __slots__ = ("_messages", "_receive")
+
+    def __init__(self, messages: list[Message], receive: Receive) -> None:
+        self._messages = messages
+        self._receive = receive
+
+    async def __call__(self) -> Message:
+        if self._messages:
+            return self._messages.pop(0)
+        return await self._receive()
+
+
+class _Reply:
+    """One POST's SSE answer: sent whole once its events are ready, or, for a call still running after
+    `HOLD_HEADERS_SECONDS`, headers first and a keep-alive comment every `PING_SECONDS` until they are."""
+
+    __slots__ = ("_headers", "_send", "_started", "_task", "finished")
+
+    def __init__(self, send: Send, headers: list[tuple[bytes, bytes]]) -> None:
+        self._send = send
+        self._headers = headers
+        self._started = False
+        self._task: asyncio.Task[None] | None = None
+        self.finished = False
+
+    def keep_alive(self) -> None:
+        """The call is slow (a loop timer): from now on a task of its own keeps the stream alive."""
+        if not self.finished:
+            self._task = asyncio.ensure_future(self._keep_alive())
+
+    async def _keep_alive(self) -> None:
+        await self._start()
+        while True:
+            await asyncio.sleep(PING_SECONDS)
+            if self.finished:
+                return
+            await self._send({"type": "http.response.body", "body": ping_comment(), "more_body": True})
+
+    async def _start(self) -> None:
+        if not self._started:
+            self._started = True
+            await self._send({"type": "http.response.start", "status": 200, "headers": self._headers})
+
+    def stop(self) -> None:
+        """The call is over (answered or not): no more keep-alives."""
+        self.finished = True
+        if self._task is not None:
+            self._task.cancel()
+
+    async def finish(self, events: list[bytes]) -> None:
+        self.stop()
+        if self._task is not None:
+            await asyncio.wait([self._task])
+            if not self._task.cancelled() and self._task.exception() is not None:
+                logger.debug("a keep-alive failed", exc_info=self._task.exception())
+        await self._start()
+        body = events[0] if len(events) == 1 else b"".join(events)
+        await self._send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
+    """The messages read and the whole body; no body when it is larger than `limit` or the client left."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, None
+        size += len(message.get("body", b""))
+        if size > limit:
+            return messages, None
+        if not message.get("more_body", False):
+            break
+    if len(messages) == 1:
+        return messages, messages[0].get("body", b"")
+    return messages, b"".join(m.get("body", b"") for m in messages)
+
+
+class _Endpoint:
+    """One MCP endpoint's server, its session manager and the sessions this path knows."""
+
+    __slots__ = ("_manager", "server", "sessions")
+
+    def __init__(self, server: TruloopMCP, sessions: Sessions) -> None:
+        self.server = server
+        self.sessions = sessions
+        self._manager: StreamableHTTPSessionManager | None = None
+
+    @property
+    def manager(self) -> StreamableHTTPSessionManager | None:
+        """The server's session manager, when its sessions are stateful ones answered with SSE streams."""
+        if self._manager is None:
+            manager = self.server.session_manager
+            if manager.stateless or manager.json_response:
+                return None
+            self._manager = manager
+        return self._manager
+
+    def call(
+        self, session_id: str, scope: Scope, body: bytes, manager: StreamableHTTPSessionManager
+    ) -> tuple[int | str, dict[str, Any], Any, LeanSession] | None:
+        """(request id, params, transport, session) of a call this path answers; None leaves it to the SDK."""
+        try:
+            message = pydantic_core.from_json(body)
+        except ValueError:
+            return None
+        if type(message) is not dict or len(message) != 4 or message.get("jsonrpc") != "2.0":
+            return None
+        request_id, params = message.get("id"), message.get("params")
+        if message.get("method") != "tools/call" or type(params) is not dict:
+            return None
+        if type(request_id) is not int and type(request_id) is not str:  # a bool or a float id is no request's
+            return None
+        plain = plain_call(params)
+        if plain is None or "progressToken" in (params.get("_meta") or ()):
+            return None
+        found = live_session(manager, session_id)
+        if found is None:
+            return None
+        transport, owner = found
+        user = scope.get("user")
+        if (authorization_context(user) if isinstance(user, AuthenticatedUser) else None) != owner:
+            return None
+        session = self.sessions.get(session_id)
+        if session is None or session.closed or transport.is_terminated:
+            return None
+        connection = session.connection
+        if not connection.initialize_accepted or is_modern(connection.protocol_version):
+            return None
+        server = self.server
+        try:
+            tool = server.front_door.toolset(server.surface.profile()).get(plain[0])
+        except Exception:  # the call will fail the same way: the SDK's dispatcher says how
+            return None
+        if tool is not None and tool.reaches_client:  # an unknown name is refused at once, asking nobody
+            return None
+        return request_id, params, transport, session
+
+
+class LeanHttpCalls:
+    """ASGI middleware: plain handshake-era `tools/call` POSTs to `endpoints` (path -> server) answered here."""
+
+    def __init__(self, app: ASGIApp, *, endpoints: Mapping[str, TruloopMCP]) -> None:
+        self.app = app
+        self._endpoints: dict[str, _Endpoint] = {}
+        for path, server in endpoints.items():
+            lean = next((m for m in server.middleware if isinstance(m, LeanPath)), None)
+            if lean is None:  # a server built without the speed paths: all of it is the SDK's
+                continue
+            sessions = Sessions(server)
+            lean.session_opened = sessions.opened
+            self._endpoints[path] = _Endpoint(server, sessions)
+        self._accepts: dict[bytes, bool] = {}
+        self._content_types: dict[bytes, bool] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            endpoint = self._endpoints.get(scope["path"])
+            if endpoint is not None:
+                session_id = self._session_of(scope)
+                manager = endpoint.manager if session_id is not None else None
+                if session_id is not None and manager is not None:
+                    await self._serve(endpoint, manager, session_id, scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+    def _session_of(self, scope: Scope) -> str | None:
+        """The session id of a POST whose headers the SDK would take for a handshake-era request on a session."""
+        session = version = accept = content_type = None
+        for name, value in scope["headers"]:  # the first of each, as the SDK reads them
+            if name == b"mcp-session-id":
+                if session is None:
+                    session = value
+            elif name == b"mcp-protocol-version":
+                if version is None:
+                    version = value
+            elif name == b"accept":
+                if accept is None:
+                    accept = value
+            elif name == b"content-type" and content_type is None:
+                content_type = value
+        if session is None or accept is None or content_type is None:
+            return None
+        if version is not None and version not in _HANDSHAKE_VERSIONS:
+            return None
+        if not self._accepts_both(accept) or not self._is_json(content_type):
+            return None
+        return session.decode("latin-1")
+
+    def _accepts_both(self, value: bytes) -> bool:
+        """`Accept` names JSON and SSE (the SDK's own check, `check_accept_headers`)."""
+        verdict = self._accepts.get(value)
+        if verdict is None:
+            has_json, has_sse = check_accept_headers(Request({"type": "http", "headers": [(b"accept", value)]}))
+            verdict = has_json and has_sse
+            if len(self._accepts) < _REMEMBERED:
+                self._accepts[value] = verdict
+        return verdict
+
+    def _is_json(self, value: bytes) -> bool:
+        """`Content-Type` passes both of the SDK transport's checks: it starts with `application/json` (any case),
+        and one of its comma-separated types before any `;` is exactly `application/json`."""
+        verdict = self._content_types.get(value)
+        if verdict is None:
+            text = value.decode("latin-1")
+            parts = [part.strip() for part in text.split(";")[0].split(",")]
+            verdict = text.lower().startswith("application/json") and "application/json" in parts
+            if len(self._content_types) < _REMEMBERED:
+                self._content_types[value] = verdict
+        return verdict
+
+    async def _serve(
+        self,
+        endpoint: _Endpoint,
+        manager: StreamableHTTPSessionManager,
+        session_id: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        messages, body = await _read_body(receive, manager.max_request_body_size)
+        replay = _Replay(messages, receive)
+        call = None if body is None else endpoint.call(session_id, scope, body, manager)
+        if call is None:
+            await self.app(scope, replay, send)
+            return
+        request_id, params, transport, session = call
+        if not hold_session(transport):  # idled out: the SDK answers that
+            await self.app(scope, replay, send)
+            return
+        try:
+            dctx = LeanRequest(request_id, Request(scope, replay))
+            reply = _Reply(send, sse_headers(session.headers))
+            timer = asyncio.get_running_loop().call_later(HOLD_HEADERS_SECONDS, reply.keep_alive)
+            try:
+                await _run(session, request_id, params, dctx)
+            finally:
+                timer.cancel()
+                reply.stop()
+            await reply.finish(dctx.events)
+        finally:
+            release_session(transport)
+
+
+async def _run(session: LeanSession, request_id: int | str, params: dict[str, Any], dctx: LeanRequest) -> None:
+    """Run the call as the session's dispatcher runs a request (`JSONRPCDispatcher._handle_request`), its answer
+    added to `dctx.events`."""
+    dispatcher = session.dispatcher
+    scope = anyio.CancelScope()
+    entry = track_in_flight(dispatcher, request_id, scope, dctx)
+    session.calls.add(scope)
+    answered = False
+    try:
+        with scope:
+            try:
+                result = await session.runner.on_request(dctx, "tools/call", params)
+            finally:
+                dctx.close()
+                untrack_in_flight(dispatcher, request_id, entry)
+            if not dctx.cancelled() and not session.closed:
+                answered = True
+                answer = {"jsonrpc": "2.0", "id": request_id, "result": result}  # what `JSONRPCResponse` dumps
+                dctx.events.append(sse_event(pydantic_core.to_json(answer)))
+    except Exception as exc:
+        error = handler_exception_to_error_data(exc)
+        if error is None:
+            dispatcher_logger.exception("handler for %r raised", "tools/call")
+            error = ErrorData(code=0, message=str(exc))
+        if not dctx.cancelled() and not session.closed:
+            answered = True
+            message = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+            dctx.events.append(sse_event(message.model_dump_json(by_alias=True, exclude_unset=True).encode()))
+    finally:
+        session.calls.discard(scope)
+    if not answered and not session.closed:  # the client cancelled it: the transport's hook answers it
+        hook = dctx.message_metadata.on_request_unanswered
+        assert hook is not None
+        await hook()

@@ -61,10 +61,13 @@ def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 class Counted:
-    """The request ids of the calls the lean path answered."""
+    """The request ids of the calls the lean path answered, and of those it handed the lean call path straight
+    (not through the server middleware chain); the `/mcp` server."""
 
     def __init__(self) -> None:
         self.ids: list[Any] = []
+        self.direct: list[Any] = []
+        self.server: Any = None
 
 
 @pytest.fixture
@@ -72,11 +75,18 @@ async def fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator
     counted = Counted()
     run = lean_http._run
 
-    async def counting(session: Any, request_id: Any, params: Any, dctx: Any) -> None:
+    async def counting(session: Any, request_id: Any, *rest: Any) -> None:
         counted.ids.append(request_id)
-        await run(session, request_id, params, dctx)
+        await run(session, request_id, *rest)
+
+    direct = lean_http._direct
+
+    async def counting_direct(session: Any, request_id: Any, *rest: Any) -> Any:
+        counted.direct.append(request_id)
+        return await direct(session, request_id, *rest)
 
     monkeypatch.setattr(lean_http, "_run", counting)
+    monkeypatch.setattr(lean_http, "_direct", counting_direct)
     configured = settings(
         transport="http",
         jwt_secret=SECRET,
@@ -85,7 +95,10 @@ async def fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator
         exposure="progressive",
         deferred_timeout=10,
     )
-    async with serve_in_process(build_http_app(configured)) as base:
+    app = build_http_app(configured)
+    (lean,) = [m for m in app.user_middleware if m.cls is lean_http.LeanHttpCalls]
+    counted.server = lean.kwargs["endpoints"]["/mcp"]
+    async with serve_in_process(app) as base:
         yield base, counted
 
 
@@ -204,6 +217,7 @@ async def test_a_plain_call_is_answered_here_as_the_sdk_answers_it(
         here = await on_fast.post(rpc(request_id, "tools/call", params))
         here.same_as(await on_plain.post(rpc(request_id, "tools/call", params)))
         assert request_id in fast[1].ids
+        assert (request_id in fast[1].direct) is ("_meta" not in params)  # a `_meta` takes the runner's chain
         assert here.status == 200 and len(here.messages) == 1 and here.messages[0]["id"] == request_id
         # the same call through the fast server's own SDK path: the same bytes
         meta = {**params.get("_meta", {}), "progressToken": "p"}
@@ -482,3 +496,19 @@ def test_a_tool_that_asks_the_client_says_so() -> None:
     tools = {tool.name: tool for toolset in assistant_toolsets().values() for tool in toolset}
     uses = {name for name, tool in tools.items() if "composer" in inspect.getsource(tool.function)}
     assert uses == {name for name, tool in tools.items() if tool.asks_client} == {"send_message_to_user"}
+
+
+async def test_other_server_middleware_sees_the_calls_taken_here(fast: tuple[str, Counted], plain: str) -> None:
+    """With a middleware of its own in the server's chain (an OpenTelemetry span, say), a call answered here still
+    goes through the whole chain, as the SDK's runner runs it."""
+    seen: list[str] = []
+
+    async def watching(ctx: Any, call_next: Any) -> Any:
+        seen.append(ctx.method)
+        return await call_next(ctx)
+
+    fast[1].server.middleware.insert(0, watching)
+    async with both(fast, plain, "watched") as (on_fast, on_plain):
+        call = rpc(4, "tools/call", DAY)
+        (await on_fast.post(call)).same_as(await on_plain.post(call))
+    assert fast[1].ids == [4] and fast[1].direct == [] and seen.count("tools/call") == 1

@@ -52,7 +52,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pydantic_core
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary
 from mcp.server.runner import ServerRunner
+from mcp.server.session import ServerSession
 from mcp.server.streamable_http import REQUEST_CANCELLED, check_accept_headers
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
@@ -79,7 +82,6 @@ from server.speed.sse_sender import HOLD_HEADERS_SECONDS, PING_SECONDS, ping_com
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
-    from mcp.server.context import ServerRequestContext
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from server.mcp_server import TruloopMCP
@@ -104,12 +106,16 @@ def sse_event(data: bytes) -> bytes:
 class LeanSession:
     """A stateful session this path may serve: its connection, the loop's dispatcher, a runner on them."""
 
-    __slots__ = ("calls", "closed", "connection", "dispatcher", "headers", "runner")
+    __slots__ = ("_lean", "_middleware", "calls", "closed", "connection", "dispatcher", "headers", "runner")
 
-    def __init__(self, connection: Connection, dispatcher: Any, runner: ServerRunner[Any], session_id: str) -> None:
+    def __init__(
+        self, connection: Connection, dispatcher: Any, runner: ServerRunner[Any], session_id: str, lean: LeanPath
+    ) -> None:
         self.connection = connection
         self.dispatcher = dispatcher
         self.runner = runner
+        self._lean = lean
+        self._middleware = runner.server.middleware
         # the SDK's headers on a POST's SSE response (`StreamableHTTPServerTransport._handle_post_request`)
         self.headers = {
             "Cache-Control": "no-cache, no-transform",
@@ -119,6 +125,17 @@ class LeanSession:
         }
         self.calls: set[anyio.CancelScope] = set()
         self.closed = False
+
+    @property
+    def direct(self) -> LeanPath | None:
+        """The lean path, when the server middleware it sits in is only the SDK's `RequestStateBoundary` before it:
+        for a plain handshake-era `tools/call` that one passes the request and the answer through untouched (no
+        `requestState` in, no `input_required` out), so the call may go straight to `LeanPath.tools_call`. Any
+        other middleware (an OpenTelemetry span, a user's) keeps the runner's whole chain."""
+        middleware = self._middleware
+        if len(middleware) == 2 and type(middleware[0]) is RequestStateBoundary and middleware[1] is self._lean:
+            return self._lean
+        return None
 
     def close(self) -> None:
         """The session's loop ended: the calls still running here end too, as the loop's own handlers do."""
@@ -131,8 +148,9 @@ class Sessions:
     """One server's sessions, learned from their `initialize` (`LeanPath.session_opened`) and forgotten when the
     connection closes (`Connection.exit_stack`)."""
 
-    def __init__(self, server: TruloopMCP) -> None:
+    def __init__(self, server: TruloopMCP, lean: LeanPath) -> None:
         self._lowlevel = lowlevel_of(server)
+        self._lean = lean
         self._open: dict[str, LeanSession] = {}
 
     def opened(self, ctx: ServerRequestContext[Any, Any]) -> None:
@@ -142,7 +160,7 @@ class Sessions:
         if session_id is None or dispatcher is None or session_id in self._open:
             return  # stdio, a 2026-07-28 exchange, or a second initialize
         runner = ServerRunner(self._lowlevel, connection, ctx.lifespan_context)
-        session = self._open[session_id] = LeanSession(connection, dispatcher, runner, session_id)
+        session = self._open[session_id] = LeanSession(connection, dispatcher, runner, session_id, self._lean)
         connection.exit_stack.callback(self._closed, session_id, session)
 
     def _closed(self, session_id: str, session: LeanSession) -> None:
@@ -333,8 +351,9 @@ class _Endpoint:
 
     def call(
         self, session_id: str, scope: Scope, body: bytes, manager: StreamableHTTPSessionManager
-    ) -> tuple[int | str, dict[str, Any], Any, LeanSession] | None:
-        """(request id, params, transport, session) of a call this path answers; None leaves it to the SDK."""
+    ) -> tuple[int | str, dict[str, Any], tuple[str, dict[str, Any]], Any, LeanSession] | None:
+        """(request id, params, (name, arguments), transport, session) of a call this path answers; None leaves it
+        to the SDK."""
         try:
             message = pydantic_core.from_json(body)
         except ValueError:
@@ -369,7 +388,7 @@ class _Endpoint:
             return None
         if tool is not None and tool.reaches_client:  # an unknown name is refused at once, asking nobody
             return None
-        return request_id, params, transport, session
+        return request_id, params, plain, transport, session
 
 
 class LeanHttpCalls:
@@ -382,7 +401,7 @@ class LeanHttpCalls:
             lean = next((m for m in server.middleware if isinstance(m, LeanPath)), None)
             if lean is None:  # a server built without the speed paths: all of it is the SDK's
                 continue
-            sessions = Sessions(server)
+            sessions = Sessions(server, lean)
             lean.session_opened = sessions.opened
             self._endpoints[path] = _Endpoint(server, sessions)
         self._accepts: dict[bytes, bool] = {}
@@ -459,7 +478,7 @@ class LeanHttpCalls:
         if call is None:
             await self.app(scope, replay, send)
             return
-        request_id, params, transport, session = call
+        request_id, params, plain, transport, session = call
         if not hold_session(transport):  # idled out: the SDK answers that
             await self.app(scope, replay, send)
             return
@@ -468,7 +487,7 @@ class LeanHttpCalls:
             reply = _Reply(send, sse_headers(session.headers))
             timer = asyncio.get_running_loop().call_later(HOLD_HEADERS_SECONDS, reply.keep_alive)
             try:
-                await _run(session, request_id, params, dctx)
+                await _run(session, request_id, params, plain, dctx)
             finally:
                 timer.cancel()
                 reply.stop()
@@ -477,7 +496,12 @@ class LeanHttpCalls:
             release_session(transport)
 
 
-async def _run(session: LeanSession, request_id: int | str, params: dict[str, Any], dctx: LeanRequest) -> None:
+Plain = tuple[str, dict[str, Any]]  # a call's tool name and arguments, as `plain_call` read them
+
+
+async def _run(
+    session: LeanSession, request_id: int | str, params: dict[str, Any], plain: Plain, dctx: LeanRequest
+) -> None:
     """Run the call as the session's dispatcher runs a request (`JSONRPCDispatcher._handle_request`), its answer
     added to `dctx.events`."""
     dispatcher = session.dispatcher
@@ -488,7 +512,10 @@ async def _run(session: LeanSession, request_id: int | str, params: dict[str, An
     try:
         with scope:
             try:
-                result = await session.runner.on_request(dctx, "tools/call", params)
+                if session.direct and "_meta" not in params:  # what the runner would do, without its detours
+                    result = await _direct(session, request_id, params, plain, dctx)
+                else:
+                    result = await session.runner.on_request(dctx, "tools/call", params)
             finally:
                 dctx.close()
                 untrack_in_flight(dispatcher, request_id, entry)
@@ -511,3 +538,24 @@ async def _run(session: LeanSession, request_id: int | str, params: dict[str, An
         hook = dctx.message_metadata.on_request_unanswered
         assert hook is not None
         await hook()
+
+
+async def _direct(
+    session: LeanSession, request_id: int | str, params: dict[str, Any], plain: tuple[str, dict[str, Any]], dctx: Any
+) -> dict[str, Any]:
+    """`ServerRunner.on_request` for a plain call without `_meta` whose server middleware is only the SDK's
+    `RequestStateBoundary` and the lean path (`LeanSession.direct`): the request context the runner makes
+    (`ServerRunner._make_context`), handed to `LeanPath.tools_call` as the lean path's own check would."""
+    lean = session.direct
+    assert lean is not None
+    connection = session.connection
+    ctx: ServerRequestContext[Any, Any] = ServerRequestContext(
+        session=ServerSession(dctx, connection),
+        lifespan_context=session.runner.lifespan_state,
+        protocol_version=connection.protocol_version,
+        method="tools/call",
+        params=params,
+        request_id=request_id,
+        request=dctx.message_metadata.request_context,
+    )
+    return await lean.tools_call(ctx, *plain)

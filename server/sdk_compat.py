@@ -129,23 +129,33 @@ def track_in_flight(dispatcher: Any, request_id: Any, scope: anyio.CancelScope, 
     """Enter a request served beside `dispatcher`'s loop in its table of requests in flight (`_in_flight`, keyed by
     `coerce_request_id`, entries `_InFlight(scope, dctx)`), as `JSONRPCDispatcher._dispatch_request` enters its
     own: the client's `notifications/cancelled` for it then sets `dctx.cancel_requested` and cancels `scope`, the
-    SDK's own way. Returns the entry, for `untrack_in_flight`."""
-    from mcp.shared.dispatcher import coerce_request_id
-    from mcp.shared.jsonrpc_dispatcher import _InFlight
-
-    entry = _InFlight(scope=scope, dctx=dctx)  # type: ignore[arg-type]
-    dispatcher._in_flight[coerce_request_id(request_id)] = entry
-    return entry
+    SDK's own way. Returns what `untrack_in_flight` takes."""
+    coerce, in_flight = _in_flight_names()
+    key, entry = coerce(request_id), in_flight(scope=scope, dctx=dctx)
+    dispatcher._in_flight[key] = entry
+    return key, entry
 
 
-def untrack_in_flight(dispatcher: Any, request_id: Any, entry: Any) -> None:
+def untrack_in_flight(dispatcher: Any, tracked: Any) -> None:
     """Take a request `track_in_flight` entered out of the table again, unless a later request with the same id
     replaced it (the dispatcher's own identity guard)."""
-    from mcp.shared.dispatcher import coerce_request_id
-
-    key = coerce_request_id(request_id)
+    key, entry = tracked
     if dispatcher._in_flight.get(key) is entry:
         del dispatcher._in_flight[key]
+
+
+_IN_FLIGHT_NAMES: tuple[Callable[[Any], Any], Any] | None = None
+
+
+def _in_flight_names() -> tuple[Callable[[Any], Any], Any]:
+    """`coerce_request_id` and `_InFlight`, imported once, on first use (a stdio server may never load them)."""
+    global _IN_FLIGHT_NAMES
+    if _IN_FLIGHT_NAMES is None:
+        from mcp.shared.dispatcher import coerce_request_id
+        from mcp.shared.jsonrpc_dispatcher import _InFlight
+
+        _IN_FLIGHT_NAMES = (coerce_request_id, _InFlight)
+    return _IN_FLIGHT_NAMES
 
 
 # -- sse-starlette, as the SDK's streamable-HTTP transport uses it -------------------------------------------

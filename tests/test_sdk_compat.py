@@ -283,13 +283,13 @@ async def test_live_session_loop_dispatcher_and_track_in_flight() -> None:
             cancel_requested = anyio.Event()
 
         scope = anyio.CancelScope()
-        entry = sdk_compat.track_in_flight(dispatcher, "42", scope, Request())  # type: ignore[arg-type]
+        tracked = sdk_compat.track_in_flight(dispatcher, "42", scope, Request())  # type: ignore[arg-type]
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42}}
         assert (await http.post("/mcp", json=cancel, headers=on_session)).status_code == 202
         with anyio.fail_after(5):
             await Request.cancel_requested.wait()
         assert scope.cancel_called, recheck("track_in_flight", "_InFlight(scope, dctx), keyed by coerce_request_id")
-        sdk_compat.untrack_in_flight(dispatcher, 42, entry)
+        sdk_compat.untrack_in_flight(dispatcher, tracked)
         assert not dispatcher._in_flight, recheck("untrack_in_flight", "JSONRPCDispatcher._in_flight")
 
     source = inspect.getsource(type(manager)._handle_stateful_request)

@@ -116,13 +116,18 @@ class LeanSession:
         self.runner = runner
         self._lean = lean
         self._middleware = runner.server.middleware
-        # the SDK's headers on a POST's SSE response (`StreamableHTTPServerTransport._handle_post_request`)
-        self.headers = {
-            "Cache-Control": "no-cache, no-transform",
-            "Connection": "keep-alive",
-            "Content-Type": "text/event-stream",
-            "mcp-session-id": session_id,
-        }
+        # the SDK's headers on a POST's SSE response (`StreamableHTTPServerTransport._handle_post_request`), as the
+        # SSE response sends them (a copy per answer: a middleware may add to the list)
+        self.headers = tuple(
+            sse_headers(
+                {
+                    "Cache-Control": "no-cache, no-transform",
+                    "Connection": "keep-alive",
+                    "Content-Type": "text/event-stream",
+                    "mcp-session-id": session_id,
+                }
+            )
+        )
         self.calls: set[anyio.CancelScope] = set()
         self.closed = False
 
@@ -484,7 +489,7 @@ class LeanHttpCalls:
             return
         try:
             dctx = LeanRequest(request_id, Request(scope, replay))
-            reply = _Reply(send, sse_headers(session.headers))
+            reply = _Reply(send, list(session.headers))
             timer = asyncio.get_running_loop().call_later(HOLD_HEADERS_SECONDS, reply.keep_alive)
             try:
                 await _run(session, request_id, params, plain, dctx)
@@ -506,7 +511,7 @@ async def _run(
     added to `dctx.events`."""
     dispatcher = session.dispatcher
     scope = anyio.CancelScope()
-    entry = track_in_flight(dispatcher, request_id, scope, dctx)
+    tracked = track_in_flight(dispatcher, request_id, scope, dctx)
     session.calls.add(scope)
     answered = False
     try:
@@ -518,7 +523,7 @@ async def _run(
                     result = await session.runner.on_request(dctx, "tools/call", params)
             finally:
                 dctx.close()
-                untrack_in_flight(dispatcher, request_id, entry)
+                untrack_in_flight(dispatcher, tracked)
             if not dctx.cancelled() and not session.closed:
                 answered = True
                 answer = {"jsonrpc": "2.0", "id": request_id, "result": result}  # what `JSONRPCResponse` dumps

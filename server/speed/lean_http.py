@@ -501,6 +501,19 @@ class LeanHttpCalls:
             release_session(transport)
 
 
+_SCOPE_CLASS: Any = None
+
+
+def _cancel_scope() -> anyio.CancelScope:
+    """A new `anyio.CancelScope`, made by the running backend's class itself (what `anyio.CancelScope()` returns,
+    without asking which backend runs on every call)."""
+    global _SCOPE_CLASS
+    if _SCOPE_CLASS is None:
+        _SCOPE_CLASS = type(anyio.CancelScope())
+    scope: anyio.CancelScope = _SCOPE_CLASS()
+    return scope
+
+
 Plain = tuple[str, dict[str, Any]]  # a call's tool name and arguments, as `plain_call` read them
 
 
@@ -510,7 +523,7 @@ async def _run(
     """Run the call as the session's dispatcher runs a request (`JSONRPCDispatcher._handle_request`), its answer
     added to `dctx.events`."""
     dispatcher = session.dispatcher
-    scope = anyio.CancelScope()
+    scope = _cancel_scope()
     tracked = track_in_flight(dispatcher, request_id, scope, dctx)
     session.calls.add(scope)
     answered = False

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -512,3 +513,22 @@ async def test_other_server_middleware_sees_the_calls_taken_here(fast: tuple[str
         call = rpc(4, "tools/call", DAY)
         (await on_fast.post(call)).same_as(await on_plain.post(call))
     assert fast[1].ids == [4] and fast[1].direct == [] and seen.count("tools/call") == 1
+
+
+async def test_a_client_that_walks_away_from_a_slow_call_leaves_the_session_usable(
+    fast: tuple[str, Counted], plain: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    async with both(fast, plain, "walker") as (on_fast, on_plain):
+        for side in (on_fast, on_plain):
+            load = rpc(2, "tools/call", {"name": "load_toolset", "arguments": {"name": "plugins"}})
+            assert (await side.post(load)).status == 200
+            slow = rpc(3, "tools/call", {"name": "slow_echo", "arguments": {"sleep": 1.5}})
+            async with httpx.AsyncClient(base_url=str(side.http.base_url), timeout=10) as leaving:
+                with anyio.move_on_after(0.3):  # gone before the answer: the connection is closed under the call
+                    await leaving.post("/mcp", content=slow, headers=headers(side.bearer, side.id))
+            await anyio.sleep(1.6)  # the abandoned call ends meanwhile, its answer written to nobody
+            after = await side.post(rpc(4, "tools/call", DAY))
+            assert after.messages[0]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
+    assert fast[1].ids == [2, 3, 4]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text  # this process: the fast app

@@ -23,12 +23,15 @@ class CombinedToolset(AbstractToolset):
     def __init__(self, name: str, *members: AbstractToolset) -> None:
         self.name = name
         self.members = members
-        # members that never change (a plain Toolset) need not be asked on every lookup
-        self._changing = tuple(m for m in members if type(m).revision is not AbstractToolset.revision)
+        # members that never change (a plain Toolset, or wrappers around one) need not be asked on every lookup
+        self._changing = tuple(m for m in members if m.can_change())
         self._cache: tuple[int, Owners, dict[str, Tool]] | None = None
 
     def revision(self) -> int:
         return sum(member.revision() for member in self._changing)  # each only grows, so the sum changes with any
+
+    def can_change(self) -> bool:
+        return bool(self._changing)
 
     def _composed(self) -> tuple[Owners, dict[str, Tool]]:
         revision = self.revision()

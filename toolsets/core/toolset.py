@@ -34,6 +34,10 @@ class AbstractToolset:
         """Grows whenever `tools()` may have changed (plugins reloaded); 0 forever for a fixed toolset."""
         return 0
 
+    def can_change(self) -> bool:
+        """Whether `revision()` may ever grow (a toolset that keeps the base `revision` never changes)."""
+        return type(self).revision is not AbstractToolset.revision
+
     def refuse(self, name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
         """A call of this toolset the dispatcher refused before running it (unknown tool, invalid arguments):
         wrappers that watch calls (the middleware's audit and tracing) hear of it here."""

@@ -25,6 +25,9 @@ class WrapperToolset(AbstractToolset):
     def revision(self) -> int:
         return self.wrapped.revision()
 
+    def can_change(self) -> bool:
+        return type(self).revision is not WrapperToolset.revision or self.wrapped.can_change()
+
     async def call_tool(self, call: ToolCall) -> ToolResult:
         return await self.wrapped.call_tool(call)
 

@@ -34,8 +34,6 @@ from server.stdio_fds import Claim
 
 logger = logging.getLogger("truloop.stdio")
 
-DRAIN_SECONDS = 30.0  # at end of input: how long requests still running may take to be answered
-STOP_DRAIN_SECONDS = 1.5  # after a signal
 READ_AHEAD_LINES = 64
 CHUNK = 64 * 1024
 
@@ -62,7 +60,6 @@ class CheckedStdin:
         self._bound = anyio.Event()
         self._stopping = False
         self._receiving: anyio.CancelScope | None = None
-        self._draining: anyio.CancelScope | None = None
         self.reader: threading.Thread | None = None
 
     def start_reading(self) -> None:
@@ -84,8 +81,7 @@ class CheckedStdin:
         self._stopping = True
         if self._receiving is not None:
             self._receiving.cancel()
-        if self._draining is not None:
-            self._draining.deadline = min(self._draining.deadline, anyio.current_time() + STOP_DRAIN_SECONDS)
+        self._checker.hurry()
 
     @contextlib.asynccontextmanager
     async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -113,7 +109,7 @@ class CheckedStdin:
                 yield message.model_dump_json(by_alias=True, exclude_unset=True)
             elif error is not None:
                 await self._refusals.send(SessionMessage(error))
-        await self._drain()
+        await self._checker.drain(self._stopping)
 
     async def _next_line(self) -> Line | None:
         with anyio.CancelScope() as scope:
@@ -125,14 +121,6 @@ class CheckedStdin:
             finally:
                 self._receiving = None
         return None  # stopped
-
-    async def _drain(self) -> None:
-        if not self._checker.in_flight:
-            return
-        with anyio.move_on_after(STOP_DRAIN_SECONDS if self._stopping else DRAIN_SECONDS) as scope:
-            self._draining = scope
-            await self._checker.all_answered()
-        self._draining = None
 
 
 class AnswerTracker:

@@ -15,6 +15,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from toolsets.core import safe_json
 
 if TYPE_CHECKING:
@@ -90,6 +92,8 @@ INVALID_REQUEST = -32600
 
 
 MAX_IN_FLIGHT = 256  # requests read but not yet answered; past it, reading waits
+DRAIN_SECONDS = 30.0  # at end of input: how long requests still running may take to be answered
+STOP_DRAIN_SECONDS = 1.5  # after a signal
 
 
 class LineChecker:
@@ -102,6 +106,7 @@ class LineChecker:
         self._idle.set()
         self._room = asyncio.Event()  # set while fewer than MAX_IN_FLIGHT requests await their answer
         self._room.set()
+        self._draining: anyio.CancelScope | None = None
 
     @property
     def in_flight(self) -> int:
@@ -109,6 +114,21 @@ class LineChecker:
 
     async def all_answered(self) -> None:
         await self._idle.wait()
+
+    async def drain(self, stopping: bool) -> None:
+        """Input ended (or a stop was asked for): wait for the requests in flight to be answered, for at most
+        `DRAIN_SECONDS` (`STOP_DRAIN_SECONDS` after a stop)."""
+        if not self._in_flight:
+            return
+        with anyio.move_on_after(STOP_DRAIN_SECONDS if stopping else DRAIN_SECONDS) as scope:
+            self._draining = scope
+            await self.all_answered()
+        self._draining = None
+
+    def hurry(self) -> None:
+        """A stop while draining: wait at most `STOP_DRAIN_SECONDS` more."""
+        if self._draining is not None:
+            self._draining.deadline = min(self._draining.deadline, anyio.current_time() + STOP_DRAIN_SECONDS)
 
     async def room(self) -> None:
         """Wait while MAX_IN_FLIGHT requests are unanswered: reading more would only queue tasks and memory."""

@@ -18,7 +18,7 @@ from mcp.shared.message import SessionMessage
 
 from server.sdk_compat import lowlevel_of
 from server.speed.stdio_pipes import Outbox
-from server.speed.stdio_transport import Replies
+from server.speed.stdio_transport import MessageStream, Replies
 from server.stdio_check import LineChecker
 
 logger = logging.getLogger("truloop.stdio")
@@ -26,7 +26,7 @@ logger = logging.getLogger("truloop.stdio")
 REPLAYED_ID = "truloop-replayed-initialize"
 
 
-class SdkLink:
+class SdkLink(MessageStream):
     """The `ReadStream` the SDK's loop reads (what the front puts), and its `WriteStream` (`ReplayedReplies`)."""
 
     def __init__(self, server: Any, outbox: Outbox, checker: LineChecker) -> None:
@@ -59,23 +59,8 @@ class SdkLink:
             raise anyio.EndOfStream
         return item
 
-    def __aiter__(self) -> SdkLink:
-        return self
-
-    async def __anext__(self) -> SessionMessage:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
     async def aclose(self) -> None:
         self.close()
-
-    async def __aenter__(self) -> SdkLink:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 class ReplayedReplies(Replies):

@@ -60,8 +60,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("truloop.stdio")
 
-DRAIN_SECONDS = 30.0  # at end of input: how long requests still running may take to be answered
-STOP_DRAIN_SECONDS = 1.5  # after a signal
 _INITIALIZE_KEYS = frozenset({"protocolVersion", "capabilities", "clientInfo", "_meta"})
 _CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 
@@ -89,7 +87,6 @@ class StdioFront:
         self._sdk: SdkLink | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = False
-        self._draining: anyio.CancelScope | None = None
         self._pending: list[bytes] = []  # messages written this turn of the event loop (`flush`)
 
     # -- the loop ----------------------------------------------------------------------------------------------
@@ -98,8 +95,7 @@ class StdioFront:
         """Read no more input; answer what was read (for a short while), then end."""
         self._stopping = True
         self._inbox.close_intake()
-        if self._draining is not None:
-            self._draining.deadline = min(self._draining.deadline, anyio.current_time() + STOP_DRAIN_SECONDS)
+        self.checker.hurry()
 
     async def serve(self) -> None:
         """Serve until input ends or `stop()`; the requests read by then are answered first."""
@@ -107,7 +103,7 @@ class StdioFront:
             self._tg = tg
             try:
                 await self._read()
-                await self._drain()
+                await self.checker.drain(self._stopping)
             finally:
                 for task in self._calls.values():
                     task.cancel()
@@ -134,14 +130,6 @@ class StdioFront:
                     self._internal_error(data.get("id") if "method" in data else None)
             elif error is not None:
                 self.write(error)
-
-    async def _drain(self) -> None:
-        if not self.checker.in_flight:
-            return
-        with anyio.move_on_after(STOP_DRAIN_SECONDS if self._stopping else DRAIN_SECONDS) as scope:
-            self._draining = scope
-            await self.checker.all_answered()
-        self._draining = None
 
     def write(self, message: dict[str, Any]) -> None:
         """Queue one message; what a turn of the event loop wrote goes out in one system call."""

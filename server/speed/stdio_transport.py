@@ -26,9 +26,6 @@ from mcp.shared.message import SessionMessage
 from server.speed.stdio_pipes import Inbox, Outbox, open_stdio
 from server.stdio_check import MAX_LINE_BYTES, LineChecker
 
-DRAIN_SECONDS = 30.0  # at end of input: how long requests still running may take to be answered
-STOP_DRAIN_SECONDS = 1.5  # after a signal
-
 
 class Replies:
     """The `WriteStream` of answers: one JSON line each, written at once, waiting only when stdout is backed up."""
@@ -59,7 +56,32 @@ class Replies:
         await self.aclose()
 
 
-class StdioChannel:
+class MessageStream:
+    """What makes a `receive()` / `aclose()` pair the SDK's `ReadStream`: iteration and the context manager."""
+
+    async def receive(self) -> SessionMessage:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    def __aiter__(self) -> MessageStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> MessageStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class StdioChannel(MessageStream):
     """The `ReadStream` of checked messages from stdin; `replies` is its `WriteStream` partner."""
 
     def __init__(self, inbox: Inbox, outbox: Outbox, limit: int = MAX_LINE_BYTES) -> None:
@@ -68,14 +90,12 @@ class StdioChannel:
         self._checker = LineChecker(limit)
         self.replies = Replies(outbox, self._checker)
         self._stopping = False
-        self._draining: anyio.CancelScope | None = None
 
     def stop(self) -> None:
         """Read no more input; answer what was read (for a short while), then end."""
         self._stopping = True
         self._inbox.close_intake()
-        if self._draining is not None:
-            self._draining.deadline = min(self._draining.deadline, anyio.current_time() + STOP_DRAIN_SECONDS)
+        self._checker.hurry()
 
     @contextlib.asynccontextmanager
     async def streams(self) -> AsyncIterator[tuple[StdioChannel, Replies]]:
@@ -95,34 +115,11 @@ class StdioChannel:
                 return SessionMessage(message)
             if error is not None:
                 await self.replies.write(error)
-        await self._drain()
+        await self._checker.drain(self._stopping)
         raise anyio.EndOfStream
-
-    async def _drain(self) -> None:
-        if not self._checker.in_flight:
-            return
-        with anyio.move_on_after(STOP_DRAIN_SECONDS if self._stopping else DRAIN_SECONDS) as scope:
-            self._draining = scope
-            await self._checker.all_answered()
-        self._draining = None
-
-    def __aiter__(self) -> StdioChannel:
-        return self
-
-    async def __anext__(self) -> SessionMessage:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
         self._inbox.close_intake()
-
-    async def __aenter__(self) -> StdioChannel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 @contextlib.asynccontextmanager

@@ -57,7 +57,8 @@ class FrontDoor:
         self.conversations = conversations
         self.confirm_policy = confirm_policy
         self._known_users: dict[str, str] = {}
-        self._entering: dict[tuple[str, str], Any] = {}  # (user, role) -> the event set when their entry is written
+        # (user, role) -> (the event loop writing their entry, the event set when it is written)
+        self._entering: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     def toolset(self, profile: str) -> AbstractToolset:
         return self.profiles.profile(profile)
@@ -127,17 +128,21 @@ class FrontDoor:
         arriving while their entry is being written wait for it (one write, not one per call)."""
         if self.services is None or self._known_users.get(caller.user_id) == caller.role:
             return  # a door without services (a test's bare toolsets) has no directory
+        import anyio.lowlevel
+
         key = (caller.user_id, caller.role)
+        loop = anyio.lowlevel.current_token()  # a door may serve several event loops (a synchronous LangGraph run)
         entering = self._entering.get(key)
-        if entering is not None:
-            await entering.wait()
+        if entering is not None and entering[0] == loop:
+            await entering[1].wait()
             if self._known_users.get(caller.user_id) == caller.role:
                 return
         import anyio
 
         from toolsets.assistant.directory import enter_directory
 
-        self._entering[key] = done = anyio.Event()
+        done = anyio.Event()
+        self._entering[key] = (loop, done)
         try:
             await enter_directory(self.services.users, caller)
         except Exception:
@@ -148,7 +153,8 @@ class FrontDoor:
                 self._known_users.clear()
             self._known_users[caller.user_id] = caller.role
         finally:
-            del self._entering[key]
+            if self._entering.get(key, (None, None))[1] is done:
+                del self._entering[key]
             done.set()
 
     def _toolset_of(self, ctx: ToolContext[Any]) -> AbstractToolset:

@@ -12,7 +12,8 @@ from mcp_types.methods import serialize_server_result
 from pydantic import BaseModel
 
 from server.results import to_mcp_result
-from server.speed.lean_path import LeanPath, plain_call
+from server.speed.lean_path import LeanPath
+from server.speed.plain_calls import plain_call
 from server.wire_forms import call_result as to_wire_result
 from tests.support import FAST_AND_PLAIN, MODES, paths_env, server_for, stdio_server_process
 from toolsets.core.envelope import ToolCancelled, ToolErr, ToolOk

@@ -12,7 +12,7 @@ session caps) takes a POST to an MCP endpoint only when it is exactly that call,
 to the SDK, untouched (its body given back as it was read):
 
 - the body is one JSON-RPC request (`jsonrpc`, an integer or string `id`, `method`, `params`, nothing else) for
-  `tools/call` with plain params (`server.speed.lean_path.plain_call`) and no `progressToken`;
+  `tools/call` with plain params (`server.speed.plain_calls.plain_call`) and no `progressToken`;
 - on a live stateful session this server's session manager serves, presented with the credential that opened
   it, not terminated nor idled out, past its handshake on a handshake-era version (the `Mcp-Protocol-Version`
   header, if any, names one), with the `Accept` and `Content-Type` the SDK demands and a body within its limit;
@@ -77,7 +77,8 @@ from server.sdk_compat import (
     track_in_flight,
     untrack_in_flight,
 )
-from server.speed.lean_path import LeanPath, plain_call
+from server.speed.lean_path import LeanPath
+from server.speed.plain_calls import plain_call
 from server.speed.sse_sender import HOLD_HEADERS_SECONDS, PING_SECONDS, ping_comment, sse_headers
 
 if TYPE_CHECKING:

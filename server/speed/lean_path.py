@@ -24,7 +24,7 @@ session's connection here, from its `initialize` (`session_opened`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
@@ -35,6 +35,7 @@ from mcp_types.methods import validate_client_request
 from bridge.elicitation import is_modern
 from server.sdk_compat import connection_of, subscriptions_of
 from server.speed.per_list import PerToolList
+from server.speed.plain_calls import plain_call
 
 if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP
@@ -107,16 +108,6 @@ class LeanPath:
         return self._server.tool_lists.wire(*handed)
 
 
-def plain_call(params: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
-    """(name, arguments) of `tools/call` params that need no more checking than this; None: let the SDK check."""
-    if not isinstance(params, dict) or not params.keys() <= _CALL_KEYS:
-        return None
-    name, arguments = params.get("name"), params.get("arguments")
-    if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)) or not _plain_meta(params):
-        return None
-    return name, arguments or {}
-
-
 def valid_request(ctx: ServerRequestContext[Any, Any]) -> bool:
     """The request passes the SDK's own check of its params for its protocol version (else the SDK refuses it)."""
     try:
@@ -124,21 +115,6 @@ def valid_request(ctx: ServerRequestContext[Any, Any]) -> bool:
     except Exception:
         return False
     return True
-
-
-_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
-
-
-def _plain_meta(params: dict[str, Any]) -> bool:
-    meta = params.get("_meta")
-    if meta is None:
-        return "_meta" not in params
-    if not isinstance(meta, dict):
-        return False
-    if "progressToken" not in meta:  # other keys (a traceparent, a host's own) are free-form on these versions
-        return True
-    token = meta["progressToken"]
-    return isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool))
 
 
 def _accepted(ctx: ServerRequestContext[Any, Any]) -> bool:

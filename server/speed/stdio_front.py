@@ -39,6 +39,7 @@ from pydantic_core import to_json
 from server.log_events import outcome_event
 from server.pagination import Pager
 from server.speed.per_list import PerToolList
+from server.speed.plain_calls import plain_call
 from server.speed.stdio_pipes import Inbox, Outbox, open_stdio
 from server.stdio_check import LineChecker
 from server.stdio_session import StdioSession
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("truloop.stdio")
 
 _INITIALIZE_KEYS = frozenset({"protocolVersion", "capabilities", "clientInfo", "_meta"})
-_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 
 
 class StdioFront:
@@ -189,6 +189,7 @@ class StdioFront:
         self._reply(data["id"], initialize_result(params.get("protocolVersion"), self._version))
         self.flush()  # out before the tools are composed
         self._door()  # built now, while the client reads the answer: what the first list or call needs
+        _loaded()  # start-up is over: collected again from here on
         self._subscribe_to_tool_changes()
 
     async def _answer(self, data: dict[str, Any], answer: Any) -> None:
@@ -211,9 +212,7 @@ class StdioFront:
     # -- tools -------------------------------------------------------------------------------------------------
 
     def _door(self) -> FrontDoor:
-        door = self.deployment.front_door
-        _loaded()
-        return door
+        return self.deployment.front_door
 
     def _context(self, request_id: Any = None) -> Any:
         info = RequestInfo(
@@ -238,7 +237,7 @@ class StdioFront:
 
     async def _tools_call(self, data: dict[str, Any]) -> None:
         params = data.get("params")
-        call = _plain_call(params)
+        call = plain_call(params)  # a progress token was already left to the SDK (`_plain_request`)
         door = self._door()
         tool = door.toolset(self._profile).get(call[0]) if call is not None else None
         if call is None or (tool is not None and tool.reaches_client):
@@ -249,7 +248,6 @@ class StdioFront:
             self.write(refusal)
             return
         request_id = data["id"]
-        assert self._tg is not None
         self._calls[request_id] = asyncio.get_running_loop().create_task(self._run(request_id, *call))
 
     async def _run(self, request_id: Any, name: str, arguments: dict[str, Any]) -> None:
@@ -382,16 +380,6 @@ def _plain_capability(value: Any) -> bool:
     return isinstance(value, dict) and all(
         isinstance(key, str) and isinstance(flag, bool | dict) for key, flag in value.items()
     )
-
-
-def _plain_call(params: Any) -> tuple[str, dict[str, Any]] | None:
-    """(name, arguments) of `tools/call` params that need no more checking than this."""
-    if not isinstance(params, dict) or not params.keys() <= _CALL_KEYS:
-        return None
-    name, arguments = params.get("name"), params.get("arguments")
-    if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-        return None
-    return name, arguments or {}
 
 
 @contextlib.asynccontextmanager

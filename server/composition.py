@@ -102,11 +102,9 @@ class Deployment:
         settings = self.settings
         if settings.tools_dir is None:
             return None
-        from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
-        from toolsets.profiles import reserved_tool_names
+        from server.plugin_catalog import plugin_catalog
 
-        catalog = PluginCatalog(reserved=reserved_tool_names)
-        catalog.configure(PluginConfig(settings.tools_dir, settings.data_dir / "plugins", settings.plugin_isolation))
+        catalog = plugin_catalog(settings)
         catalog.canary.configure(self._canary_store(), settings.canary_key, self._audit_event)
         return catalog
 

@@ -24,6 +24,7 @@ from toolsets.core.context import ConfirmPolicy
 from toolsets.profile_names import PROFILE_NAMES
 
 if TYPE_CHECKING:
+    from toolsets.extensions.plugins.sandboxed import PluginSandbox
     from toolsets.infra.upstream.keys import UpstreamKeys
 
 Transport = Literal["stdio", "sse", "http"]
@@ -237,14 +238,24 @@ class Settings(BaseSettings):
         ),
     ] = None
     plugin_isolation: Annotated[
-        Literal["inprocess", "process"],
+        Literal["inprocess", "process", "sandbox"],
         Source(
-            "where plugins run: in the server's process (fastest), or each in a supervised worker process that is "
-            "restarted after a crash or a hung call",
+            "where plugins run: in the server's process (fastest), each in a supervised worker process that is "
+            "restarted after a crash or a hung call, or that worker inside a bubblewrap sandbox as an unprivileged "
+            "user (for third-party plugins; always, whatever this says, with `--tool-authoring`)",
             flag="--plugin-isolation",
             env="TRULOOP_PLUGIN_ISOLATION",
         ),
     ] = "inprocess"
+    plugin_network: Annotated[
+        bool,
+        Source(
+            "let sandboxed plugins and the tools the model writes use the network (the host's, this server's own "
+            "ports included)",
+            flag="--plugin-network",
+            env="TRULOOP_PLUGIN_NETWORK",
+        ),
+    ] = False
     tool_authoring: Annotated[
         bool,
         Source(
@@ -707,6 +718,19 @@ class Settings(BaseSettings):
         if self.audit_log is None:
             return self.data_dir / "audit" / "tool-calls.jsonl"
         return Path(self.audit_log).expanduser()
+
+    @property
+    def effective_plugin_isolation(self) -> Literal["inprocess", "process", "sandbox"]:
+        """Where the tools folder's code runs: the sandbox whenever the model may write to the folder."""
+        return "sandbox" if self.tool_authoring else self.plugin_isolation
+
+    def plugin_sandbox(self) -> "PluginSandbox | None":
+        """The sandbox plugin workers start in, where the effective isolation asks for one (not probed yet)."""
+        if self.effective_plugin_isolation != "sandbox":
+            return None
+        from toolsets.extensions.plugins.sandboxed import PluginSandbox, SandboxConfig
+
+        return PluginSandbox(SandboxConfig(network=self.plugin_network))
 
     @property
     def resolved_docs_dir(self) -> Path:

@@ -99,6 +99,7 @@ class FrontDoor:
             conversation=conversation or self.conversation(f"{caller.user_id}:{profile}"),
             profiles=self.profiles,
             host_approves=host_approves,
+            door=self,
         )
         if report_progress is not None:
             ctx.report_progress = report_progress

@@ -100,6 +100,9 @@ def run(argv: Sequence[str]) -> None:
 
     guard_secrets()  # plugins and workspace commands run here too: the secrets live only in `settings`
     configure_logging(settings.log_level)
+    from server.plugin_catalog import refuse_without_sandbox
+
+    refuse_without_sandbox(settings)
     try:
         if shape is not None:
             asyncio.run(list_tools(settings, shape, sys.stdout.buffer))

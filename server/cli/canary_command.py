@@ -113,12 +113,10 @@ async def _states(settings: Settings, name: str | None) -> tuple[list[CanaryStat
 
 async def _folder_candidates(settings: Settings) -> list[CanaryState]:
     """The rollouts the folder's candidate files would start (imported to read their specs, never run)."""
-    from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
-    from toolsets.profiles import reserved_tool_names
+    from server.plugin_catalog import plugin_catalog
 
     assert settings.tools_dir is not None
-    catalog = PluginCatalog(reserved=reserved_tool_names)
-    catalog.configure(PluginConfig(settings.tools_dir, settings.data_dir / "plugins"))
+    catalog = plugin_catalog(settings)
     found = []
     async with catalog.running(watch=False, create=False):
         for tool, stable in catalog.versions().items():

@@ -74,6 +74,9 @@ def run(argv: Sequence[str]) -> None:
 
     guard_secrets()  # the secrets now live only in `settings`, never in what a child or a neighbour can read
     configure_logging(settings.log_level)
+    from server.plugin_catalog import refuse_without_sandbox
+
+    refuse_without_sandbox(settings)
     if settings.transport == "stdio":
         from server.greeting import greet_terminal
 

@@ -7,21 +7,22 @@ imported to read their specs but never started.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsets.profile_names import PROFILE_NAMES
+
+if TYPE_CHECKING:
+    from toolsets.extensions.plugins.catalog import PluginCatalog
 
 SUMMARY_WIDTH = 72  # characters of a tool's summary in the table (--json has it whole)
 
 
-async def every_tool(tools_dir: Path | None, data_dir: Path, catalog_for: Callable[..., Any]) -> dict[str, Any]:
+async def every_tool(catalog: PluginCatalog | None) -> dict[str, Any]:
     """{"tools_dir", "profiles": {profile: [{"name", "toolset", "source", "hints", "summary"}]}, "errors"}.
-    `catalog_for(tools_dir, data_dir)`: the plugin catalog `tools list` reads (server/cli/tools_command.py)."""
+    `catalog`: the tools folder's plugin catalog (server/plugin_catalog.py), None without a folder."""
     from toolsets.profiles import Extensions, build_profiles
 
-    catalog = catalog_for(tools_dir, data_dir) if tools_dir is not None else None
+    tools_dir = catalog.config.tools_dir if catalog is not None and catalog.config is not None else None
     running = catalog.running(watch=False, create=False) if catalog is not None else contextlib.nullcontext()
     async with running:
         profiles = build_profiles(extensions=Extensions(plugins=catalog))

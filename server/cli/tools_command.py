@@ -9,7 +9,8 @@
     truloop-mcp tools check FILE [--tools-dir DIR]       validate one plugin file: exit 0 when it would be
                                                          served, 1 with the reason when not
 
-Both import the files in this process (TOOL_SPEC is read from the module) but never call `create` or `run`.
+Both import the files to read TOOL_SPEC, never in this process (a child process; inside the plugin sandbox when
+the settings ask for it, as `--tool-authoring` always does) and never call `create` or `run`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import anyio
 
 from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, settings_or_exit
+
+if TYPE_CHECKING:
+    from server.settings import Settings
 
 CHECK_FAILED = 1
 
@@ -48,29 +52,32 @@ def run(argv: Sequence[str]) -> None:
     settings = settings_or_exit(args)
     configure_logging("ERROR" if settings.log_level == "WARNING" else settings.log_level)  # errors are our output
     if every:
-        _list_all(settings.tools_dir, settings.data_dir, as_json)
+        _list_all(settings, as_json)
         return
     if command == "list":
         if settings.tools_dir is None:
             _fail("tools list: no tools folder: pass --tools-dir DIR or set TRULOOP_TOOLS_DIR", 2)
-        report = anyio.run(_list, settings.tools_dir, settings.data_dir)
+        report = anyio.run(_list, settings)
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n" if as_json else _table(report))
         return
     if not file.is_file():
         _fail(f"tools check: {file}: no such file", CHECK_FAILED)
-    sys.stdout.write(anyio.run(_check, file, settings.tools_dir, settings.data_dir) + "\n")
+    sys.stdout.write(anyio.run(_check, file, settings) + "\n")
 
 
-def _list_all(tools_dir: Path | None, data_dir: Path, as_json: bool) -> None:
+def _list_all(settings: Settings, as_json: bool) -> None:
     """`tools list --all`: the built-in tools and the plugins, per profile (server/cli/tools_catalog.py)."""
     from server.cli.tools_catalog import as_table, every_tool
+    from server.plugin_catalog import plugin_catalog
 
-    report = anyio.run(every_tool, tools_dir, data_dir, _catalog)
+    report = anyio.run(every_tool, plugin_catalog(settings) if settings.tools_dir is not None else None)
     sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n" if as_json else as_table(report))
 
 
-async def _list(tools_dir: Path, data_dir: Path) -> dict[str, Any]:
-    catalog = _catalog(tools_dir, data_dir)
+async def _list(settings: Settings) -> dict[str, Any]:
+    from server.plugin_catalog import plugin_catalog
+
+    catalog = plugin_catalog(settings)
     async with catalog.running(watch=False, create=False):
         rows = catalog.describe()
     plugins = [row for row in rows if "name" in row]
@@ -82,16 +89,17 @@ async def _list(tools_dir: Path, data_dir: Path) -> dict[str, Any]:
     for row in plugins:
         row.pop("error", None)
         row.pop("failed_version", None)
-    return {"tools_dir": str(tools_dir), "plugins": plugins, "errors": errors}
+    return {"tools_dir": str(settings.tools_dir), "plugins": plugins, "errors": errors}
 
 
-async def _check(file: Path, tools_dir: Path | None, data_dir: Path) -> str:
+async def _check(file: Path, settings: Settings) -> str:
+    from server.plugin_catalog import plugin_catalog
     from toolsets.extensions.plugins.module import PluginImportError
     from toolsets.extensions.plugins.plugin_runner import PluginLoadError
     from toolsets.extensions.plugins.source import PluginSourceError
     from toolsets.extensions.plugins.spec import PluginSpecError
 
-    catalog = _catalog(tools_dir, data_dir)
+    catalog = plugin_catalog(settings)
     async with catalog.running(watch=False, create=False):
         try:
             version = await catalog.check(file)
@@ -104,15 +112,6 @@ async def _check(file: Path, tools_dir: Path | None, data_dir: Path) -> str:
         _fail(f"tools check: {file}: {reason}", CHECK_FAILED)
     spec = version.spec
     return f"{file}: ok: tool {spec.name!r}, version {version.version} (profiles: {', '.join(spec.profiles)})"
-
-
-def _catalog(tools_dir: Path | None, data_dir: Path) -> Any:
-    from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
-    from toolsets.profiles import reserved_tool_names
-
-    catalog = PluginCatalog(reserved=reserved_tool_names)
-    catalog.configure(PluginConfig(tools_dir, data_dir / "plugins") if tools_dir is not None else None)
-    return catalog
 
 
 def _table(report: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from toolsets.core.roles import Role
 if TYPE_CHECKING:
     from toolsets.core.call_notes import CallNotes
     from toolsets.core.conversation import Conversation
+    from toolsets.core.envelope import ToolResult
     from toolsets.core.tool import Tool
     from toolsets.core.toolset import AbstractToolset
 
@@ -120,6 +121,12 @@ async def _no_progress(progress: float, total: float | None = None, message: str
     return None
 
 
+class ToolDoor(Protocol):
+    """The way back in for a call made inside a call (a plugin's `context.call_tool`): the front door."""
+
+    async def call(self, ctx: ToolContext[Any], name: str, arguments: Any) -> ToolResult: ...
+
+
 @dataclass(slots=True)
 class ToolContext(Generic[DepsT]):
     caller: Caller
@@ -135,6 +142,8 @@ class ToolContext(Generic[DepsT]):
     profiles: Mapping[str, AbstractToolset] = field(default_factory=dict)
     # The user's MCP host shows each call of this context before it runs (false for a nested run).
     host_approves: bool = True
+    door: ToolDoor | None = None  # the front door this call came through (None for a bare dispatch)
+    depth: int = 0  # calls made inside calls: 0 for the model's own
 
 
 def nested_context(ctx: ToolContext[DepsT]) -> ToolContext[DepsT]:
@@ -144,4 +153,4 @@ def nested_context(ctx: ToolContext[DepsT]) -> ToolContext[DepsT]:
     composer (no composing inside composing), no progress of its own, and no host approval: the host
     only ever saw the outer call.
     """
-    return replace(ctx, composer=None, report_progress=_no_progress, host_approves=False)
+    return replace(ctx, composer=None, report_progress=_no_progress, host_approves=False, depth=ctx.depth + 1)

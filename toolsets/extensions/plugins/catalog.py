@@ -54,13 +54,14 @@ from toolsets.infra.private_files import private_dir
 
 if TYPE_CHECKING:
     from toolsets.core.envelope import ToolResult
+    from toolsets.extensions.plugins.sandboxed import PluginSandbox
     from toolsets.pipeline.canary.router import CanaryRouter
 
 OutcomeListener = Callable[[str, str, "ToolResult"], Awaitable[None]]  # (tool name, version that ran, envelope)
 
 logger = logging.getLogger("truloop.plugins")
 
-Isolation = Literal["inprocess", "process"]
+Isolation = Literal["inprocess", "process", "sandbox"]
 POLL_SECONDS = 0.2
 SETTLE_SECONDS = 0.05  # a file written this recently may still be being written: look again next poll
 IMPORT_SECONDS = 30.0
@@ -153,6 +154,7 @@ class PluginCatalog:
     def __init__(self, reserved: Callable[[], Collection[str]], changes: ToolListChanges | None = None) -> None:
         """`reserved`: the names a plugin may not take (the deployment's built-in tools), asked at each load."""
         self.config: PluginConfig | None = None
+        self.sandbox: PluginSandbox | None = None  # set: every file is imported and run only inside it
         self.reserved = reserved
         self.changes = changes if changes is not None else ToolListChanges()
         self.revision = 0
@@ -167,9 +169,13 @@ class PluginCatalog:
         self.threads = PluginThreads()  # where in-process plugins' sync code runs
         self.outcome_listeners: list[OutcomeListener] = []  # told each plugin call's envelope (authoring trials)
 
-    def configure(self, config: PluginConfig | None) -> None:
-        """The deployment's folder (None: no plugins). Takes effect at the next `running()`."""
+    def configure(self, config: PluginConfig | None, sandbox: PluginSandbox | None = None) -> None:
+        """The deployment's folder (None: no plugins) and, for `sandbox` isolation, the sandbox (also used to
+        check a file without a folder). Takes effect at the next `running()`."""
+        if config is not None and config.isolation == "sandbox" and sandbox is None:
+            raise ValueError("sandbox isolation needs the sandbox")
         self.config = config
+        self.sandbox = sandbox
 
     def versions(self) -> Mapping[str, PluginVersion]:
         """The published versions, by tool name."""
@@ -459,6 +465,8 @@ class PluginCatalog:
         is awaited once it imported, before its name is checked (the loads before it settle theirs first)."""
         create = self._create if create is None else create
         name = module_name(source.path, source.version)
+        if self.sandbox is not None:
+            return await self._load_in_worker(source, name, state, create=create, ready=ready)
         if self.config is not None and self.config.isolation == "process" and (create or self._tg is not None):
             return await self._load_in_worker(source, name, state, create=create, ready=ready)
         async with self._importing:
@@ -498,11 +506,13 @@ class PluginCatalog:
         create: bool,
         ready: Callable[[], Awaitable[None]] | None,
     ) -> PluginVersion:
-        """In a worker process: the plugin's code (its import too) never runs in this one."""
+        """In a worker process (in the sandbox, when there is one): the plugin's code (its import too) never runs
+        in this one."""
         from toolsets.extensions.plugins.process import ProcessRunner
 
-        assert self._tg is not None
-        runner = ProcessRunner(source, name, self._tg.start_soon)
+        if self._tg is None:  # a check outside `running()` (`tools check FILE`): a worker of its own, gone after
+            return await self._checked_in_worker(source, name, state, ready=ready)
+        runner = ProcessRunner(source, name, self._tg.start_soon, self.sandbox)
         try:
             async with self._importing:
                 raw = await runner.load()
@@ -516,6 +526,29 @@ class PluginCatalog:
         hints = spec.hints
         runner.identify(spec.name, self._data_dir(spec, create), retry_safe=hints.read_only or hints.idempotent)
         return await self._started(spec, source, runner, create)
+
+    async def _checked_in_worker(
+        self,
+        source: PluginSource,
+        name: str,
+        state: _FileState,
+        *,
+        ready: Callable[[], Awaitable[None]] | None,
+    ) -> PluginVersion:
+        from toolsets.extensions.plugins.process import ProcessRunner
+
+        async with anyio.create_task_group() as tg:
+            runner = ProcessRunner(source, name, tg.start_soon, self.sandbox)
+            try:
+                async with self._importing:
+                    raw = await runner.load()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await runner.abort()
+        if ready is not None:
+            await ready()
+        spec = self._accepted(parse_spec(raw), source.path, state)
+        return await self._started(spec, source, runner, False)
 
     async def _started(
         self, spec: PluginSpec, source: PluginSource, runner: PluginRunner, create: bool

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from toolsets.extensions.plugins.context import ProgressSink
@@ -19,6 +20,8 @@ class CallInfo:
     caller_id: str | None = None
     role: str | None = None
     request_id: str | None = None
+    # `context.call_tool`: (name, arguments) -> the nested call's JSON envelope (nested.py); None: not offered
+    call_tool: Callable[[Any, Any], Awaitable[dict[str, Any]]] | None = field(default=None, compare=False)
 
 
 class PluginRunner(Protocol):

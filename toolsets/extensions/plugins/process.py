@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import Process
@@ -34,12 +34,16 @@ from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginLoadError
 from toolsets.extensions.plugins.source import PluginSource
 from toolsets.infra.child_env import child_environment
 
+if TYPE_CHECKING:
+    from toolsets.extensions.plugins.sandboxed import PluginSandbox
+
 logger = logging.getLogger("truloop.plugins")
 
 Spawn = Callable[..., Any]  # a task group's start_soon: the worker's reader lives as long as the catalog
 BOOT_SECONDS = 30.0
 CLOSE_SECONDS = 5.0
 MAX_LINE = 64 * 1024 * 1024
+NESTED_WAITING = 16  # a call's requests of other tools waiting to be served; past it they are refused
 
 
 __all__ = ["PluginWorkerCrashed", "ProcessRunner"]
@@ -72,6 +76,7 @@ class _Reply:
     progress: ProgressSink | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     message: dict[str, Any] | None = None
+    nested: Any = None  # the send side of this call's queue of `call_tool` requests
 
 
 @dataclass(eq=False)
@@ -118,10 +123,11 @@ class _Worker:
 
 
 class ProcessRunner:
-    def __init__(self, source: PluginSource, module: str, spawn: Spawn) -> None:
+    def __init__(self, source: PluginSource, module: str, spawn: Spawn, sandbox: PluginSandbox | None = None) -> None:
         self._source = source
         self._module = module
         self._spawn = spawn
+        self._sandbox = sandbox  # None: a plain worker process (`process`); else inside bubblewrap (`sandbox`)
         self._header: dict[str, Any] | None = None  # name, version, data_dir: known once the spec is read
         self._worker: _Worker | None = None
         self._boot_lock = anyio.Lock()
@@ -165,9 +171,12 @@ class ProcessRunner:
             call_id = next(self._ids)
             reply = worker.calls[call_id] = _Reply(progress)
             info_data = {"caller_id": info.caller_id, "role": info.role, "request_id": info.request_id}
+            send, receive = anyio.create_memory_object_stream[dict[str, Any]](NESTED_WAITING)
+            reply.nested = send
             try:
-                await worker.send({"op": "call", "id": call_id, "input": input_data, "info": info_data})
-                await reply.done.wait()
+                await self._exchange(
+                    worker, reply, info, receive, {"op": "call", "id": call_id, "input": input_data, "info": info_data}
+                )
             except PluginWorkerCrashed:
                 if self._worker is worker:
                     self._worker = None  # its pipe is broken: the next call starts another
@@ -188,6 +197,7 @@ class ProcessRunner:
                 raise
             finally:
                 worker.calls.pop(call_id, None)
+                send.close()
             answer = reply.message
             if answer is not None:
                 if answer["op"] == "error":
@@ -199,6 +209,33 @@ class ProcessRunner:
                 raise _bystander(self.label)
             retried = True
             logger.warning("plugin %s: running a call again after another call crashed its worker", self.label)
+
+    async def _exchange(
+        self, worker: _Worker, reply: _Reply, info: CallInfo, receive: Any, message: dict[str, Any]
+    ) -> None:
+        """Send the call and wait for its answer, serving its `call_tool` requests meanwhile."""
+        failed: PluginWorkerCrashed | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._serve_nested, worker, info, receive)
+            try:
+                await worker.send(message)
+                await reply.done.wait()
+            except PluginWorkerCrashed as exc:  # raised here, not wrapped in the task group's exception group
+                failed = exc
+            tg.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+
+    async def _serve_nested(self, worker: _Worker, info: CallInfo, receive: Any) -> None:
+        """One call's `context.call_tool` requests, one at a time, each answered with its JSON envelope."""
+        async with receive:
+            async for request in receive:
+                if info.call_tool is None:
+                    answer: dict[str, Any] = {"ok": False, "code": "not_configured", "reason": "no way back here"}
+                else:
+                    answer = await info.call_tool(request.get("name"), request.get("arguments"))
+                with contextlib.suppress(PluginWorkerCrashed):  # the call's own wait sees the worker go
+                    await worker.send({"op": "tool_result", "nid": request.get("nid"), "envelope": answer})
 
     async def stop(self) -> None:
         self._stopping = True
@@ -242,17 +279,47 @@ class ProcessRunner:
         return {"op": "create", **(self._header or {})}
 
     async def _launch(self) -> _Worker:
-        process = await anyio.open_process(
-            [sys.executable, "-m", "toolsets.extensions.plugins.worker"],
-            stdin=-1,
-            stdout=-1,
-            stderr=None,
-            env=child_environment(),  # a small fixed environment: none of the server's secrets
-        )
+        if self._sandbox is not None:
+            process = await self._sandbox.open_worker()
+        else:
+            process = await anyio.open_process(
+                [sys.executable, "-m", "toolsets.extensions.plugins.worker"],
+                stdin=-1,
+                stdout=-1,
+                stderr=None,
+                env=child_environment(),  # a small fixed environment: none of the server's secrets
+            )
         worker = self._worker = _Worker(process)
         self.starts += 1
         self._spawn(self._read, worker)
+        if process.stderr is not None:
+            self._spawn(self._relay_stderr, worker)
         return worker
+
+    async def _relay_stderr(self, worker: _Worker) -> None:
+        """A sandboxed worker's stderr (the plugin's prints and logs) into the server's log, `STDERR_CAP` bytes
+        of it at most (then dropped, so a chatty or hostile plugin cannot flood the log or hold memory)."""
+        from toolsets.extensions.plugins.sandboxed import STDERR_CAP
+
+        assert worker.process.stderr is not None
+        stream = BufferedByteReceiveStream(worker.process.stderr)
+        relayed = 0
+        plugin_log = logging.getLogger(f"truloop.plugin.{self.label}")
+        with contextlib.suppress(
+            anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError
+        ):
+            while True:
+                try:
+                    line = await stream.receive_until(b"\n", 4096)
+                except anyio.DelimiterNotFound:
+                    line = await stream.receive(4096)
+                if relayed < STDERR_CAP:
+                    relayed += len(line)
+                    plugin_log.info("%s", line.decode(errors="replace").rstrip()[:1000])
+                    if relayed >= STDERR_CAP:
+                        plugin_log.warning(
+                            "the worker wrote more than %d bytes to stderr; the rest is dropped", STDERR_CAP
+                        )
 
     async def _ask(self, worker: _Worker, message: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -279,6 +346,8 @@ class ProcessRunner:
         finally:
             with anyio.CancelScope(shield=True):
                 code = await worker.process.wait()
+                with contextlib.suppress(Exception):
+                    await worker.process.aclose()  # its pipes, before the loop that owns them is gone
             if self._worker is worker:
                 self._worker = None
             if not self._stopping and code != 0:
@@ -299,6 +368,20 @@ class ProcessRunner:
                 return
             reply.message = message
             reply.done.set()
+        elif op == "call_tool" and message.get("id") is not None:
+            reply = worker.calls.get(message["id"])
+            if reply is None or reply.nested is None:
+                return
+            try:
+                reply.nested.send_nowait(message)
+            except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                refusal = {
+                    "ok": False,
+                    "code": "rate_limited",
+                    "reason": "too many calls of other tools at once",
+                    "retryable": True,
+                }
+                self._spawn(worker.send, {"op": "tool_result", "nid": message.get("nid"), "envelope": refusal})
         elif op == "exiting" and message.get("id") is not None:
             worker.culprits.add(message["id"])  # its os._exit: the process ends right after this line
         elif worker.control is not None:

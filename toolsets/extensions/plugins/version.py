@@ -101,7 +101,9 @@ class PluginVersion:
             await self._close(close_seconds)
 
     async def _run(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Any:
-        info = CallInfo(ctx.caller.user_id, ctx.caller.role, ctx.request.request_id)
+        from toolsets.extensions.plugins.nested import NestedCalls
+
+        info = CallInfo(ctx.caller.user_id, ctx.caller.role, ctx.request.request_id, call_tool=NestedCalls(ctx))
         send, receive = anyio.create_memory_object_stream[tuple[float, float | None, str | None]](math.inf)
         progress = _thread_safe_sink(send)
         timeout = self.spec.timeout_s

@@ -1,25 +1,29 @@
-"""The worker process of `--plugin-isolation process`: one plugin version, driven over its stdin/stdout.
+"""The worker process of `--plugin-isolation process` and `sandbox`: one plugin version, over stdin/stdout.
 
     python -m toolsets.extensions.plugins.worker
 
 One JSON object a line each way. In: `load` {path, source, module}, `create` {name, version, data_dir}, `call`
-{id, input, info}, `close`. Out: `loaded` {spec}, `created`, `progress` {id, ...}, `result` {id, value},
-`error` {id, type, message, fatal?, not_json?}, `failed` {message}, `closed`, and `exiting` {id}: the call
-whose code called `os._exit` (said just before the process ends, so the server fails that call alone and retries
-or releases the others). The plugin's own stdout goes to stderr (the pipe is the protocol), and the worker ends
-when its input ends (the server is gone). Whatever a plugin raises (`SystemExit` and `KeyboardInterrupt`
-included) is that call's `error`; the worker lives on.
+{id, input, info}, `tool_result` {nid, envelope} (the answer to a `call_tool`), `close`. Out: `loaded` {spec},
+`created`, `progress` {id, ...}, `result` {id, value}, `error` {id, type, message, fatal?, not_json?},
+`call_tool` {id, nid, name, arguments} (the plugin's `context.call_tool`), `failed` {message}, `closed`, and
+`exiting` {id}: the call whose code called `os._exit` (said just before the process ends, so the server fails
+that call alone and retries or releases the others). The plugin's own stdout goes to stderr (the pipe is the
+protocol), and the worker ends when its input ends (the server is gone). Whatever a plugin raises (`SystemExit`
+and `KeyboardInterrupt` included) is that call's `error`; the worker lives on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import itertools
 import json
 import os
 import sys
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -52,6 +56,8 @@ class Worker:
         self._instance: Any = None
         self._threads = ThreadPoolExecutor(max_workers=32, thread_name_prefix="plugin")
         self._header: dict[str, Any] = {}
+        self._nested: dict[int, concurrent.futures.Future[dict[str, Any]]] = {}  # nid -> the plugin's wait
+        self._nids = itertools.count(1)
 
     def send(self, message: dict[str, Any]) -> None:
         """Write one line. A result that is not JSON data becomes that call's `error` (`not_json`); any other
@@ -91,6 +97,7 @@ class Worker:
                 self.send({"op": "progress", "id": call_id, "progress": value, "total": total, "message": message})
 
             extra["_progress"] = progress
+            extra["_nested"] = partial(self.call_tool, call_id)
         info = info or {}
         return PluginContext(
             tool_name=header["name"],
@@ -102,6 +109,18 @@ class Worker:
             request_id=info.get("request_id"),
             **extra,
         )
+
+    def call_tool(self, call_id: int, name: str, arguments: dict[str, Any]) -> concurrent.futures.Future[Any]:
+        """Ask the server to run another tool for this call; the future holds its envelope."""
+        future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+        nid = next(self._nids)
+        self._nested[nid] = future
+        try:
+            self.send({"op": "call_tool", "id": call_id, "nid": nid, "name": name, "arguments": arguments})
+        except NotJSON as exc:
+            self._nested.pop(nid, None)
+            future.set_result({"ok": False, "code": "validation", "reason": f"the arguments are not JSON data: {exc}"})
+        return future
 
     async def invoke(self, function: Any, *args: Any, call_id: int | None = None) -> Any:
         args = fitted(function, *args)
@@ -165,6 +184,12 @@ class Worker:
                 if task is not None:
                     self._calls_by_task.pop(task, None)
             return self.send({"op": "result", "id": call_id, "value": value})
+        if op == "tool_result":
+            future = self._nested.pop(message.get("nid"), None)  # type: ignore[arg-type]
+            envelope = message.get("envelope")
+            if future is not None and not future.done():
+                future.set_result(envelope if isinstance(envelope, dict) else {"ok": False, "code": "handler_error"})
+            return None
         if op == "close":
             close = getattr(self._instance, "close", None)
             if callable(close):

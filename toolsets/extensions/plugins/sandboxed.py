@@ -1,0 +1,269 @@
+"""`--plugin-isolation sandbox` (and every file of a folder the model writes to): the worker in bubblewrap.
+
+The worker process (worker.py, the same protocol as `--plugin-isolation process`) starts under `bwrap` as an
+unprivileged user: when the server runs as root, bwrap itself is started as `nobody` (uid 65534), so the
+sandbox's processes are owned by that uid on the host too, never by root; otherwise as the server's own user,
+seen inside as 65534. New user, PID, IPC, UTS, cgroup and network namespaces (the network only with
+`--plugin-network`), no capabilities, `no_new_privs`, the system folders read-only, a private /tmp (the
+plugin's `data_dir` lives there), a fixed environment, and nothing of the server: not its data folder, store,
+audit log, tools folder, home folder, sockets, environment or processes (its /proc is the new PID namespace's).
+
+The worker's own code (worker.py and the few light modules it imports) arrives as a zip through a pipe
+(`--ro-bind-data`), and the plugin's source through the protocol, so nothing of the project's folders needs
+to be visible. The interpreter is the server's own when the sandbox's user can read it, else the system's
+`/usr/bin/python3`; the server's site-packages are visible read-only (with the server's own interpreter) so
+that operator plugins find their libraries.
+
+Limits, set with `prlimit` inside the new user namespace (the kernel counts processes per user namespace,
+so the process cap is per worker and binds whoever runs the server): processes, address space, open files,
+file size, CPU seconds. Wall time is the tool's `timeout_s` (the worker is killed past it); output is the
+protocol's line cap and the stderr cap below.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import glob
+import io
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process
+
+from toolsets.extensions.plugins.plugin_runner import PluginLoadError
+from toolsets.infra.child_env import SYSTEM_PATH
+
+SANDBOX_UID = 65534  # nobody: the sandbox's user inside, and on the host when the server is root
+ZIP_AT = "/opt/truloop/worker.zip"
+DATA_AT = "/tmp/plugin-data"
+PROBE_SECONDS = 15.0
+STDERR_CAP = 256 * 1024  # bytes of a worker's stderr forwarded to the server's log; the rest is dropped
+INSTALL_HINT = (
+    "install the `bubblewrap` package (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+)
+# The worker's code: these modules import only the standard library.
+WORKER_MODULES = ("worker", "context", "failures", "module", "plugin_loop")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_ENTRIES = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "ssl")
+NETWORK_ETC_ENTRIES = ("resolv.conf", "hosts", "host.conf", "gai.conf", "ca-certificates")
+BOOT = (
+    "import sys, json; sys.path[:0] = [{zip!r}]; sys.path += json.loads(sys.argv[1]); "
+    "from toolsets.extensions.plugins.worker import main; main()"
+)
+
+
+class SandboxUnavailable(PluginLoadError):  # noqa: N818 - the operator reads it
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLimits:
+    """Per-worker limits (`prlimit` inside the sandbox)."""
+
+    processes: int = 1024  # the documented cap: a fork bomb never takes more than this many processes
+    address_space: int = 2 << 30  # bytes of virtual memory per process
+    open_files: int = 256
+    file_size: int = 64 << 20  # bytes of the largest file it may write (in its private /tmp)
+    cpu_seconds: int = 600  # CPU time of one worker process over its life; past it the worker is restarted
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxConfig:
+    network: bool = False  # --plugin-network
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    bwrap: str = "bwrap"
+
+
+def _others_can_reach(path: str, *, read: bool = False) -> bool:
+    """Whether a user who is neither owner nor group can reach `path` (search every folder above it)."""
+    current = Path(path)
+    try:
+        if read and not os.stat(current).st_mode & stat.S_IROTH:
+            return False
+        for parent in [current, *current.parents] if current.is_dir() else current.parents:
+            if not os.stat(parent).st_mode & stat.S_IXOTH:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def _python_version_of(executable: str) -> str | None:
+    name = os.path.basename(os.path.realpath(executable))
+    return name.removeprefix("python") if name.startswith("python3.") else None
+
+
+class PluginSandbox:
+    """Starts plugin workers inside bubblewrap; one per deployment, built by the composition root."""
+
+    def __init__(self, config: SandboxConfig | None = None) -> None:
+        self.config = config or SandboxConfig()
+        self._checked = False
+
+    # -- who and what --------------------------------------------------------------------------------------
+
+    @property
+    def host_user(self) -> int | None:
+        """The uid bwrap is started as: `nobody` when the server is root (None: the server's own)."""
+        return SANDBOX_UID if os.geteuid() == 0 else None
+
+    def _visible(self, path: str, *, read: bool = False) -> bool:
+        return self.host_user is None or _others_can_reach(path, read=read)
+
+    @cached_property
+    def interpreter(self) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+        """(the Python the worker runs on, the folders bound for it, the site-packages added to its path)."""
+        own = os.path.realpath(sys.executable)
+        own_version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        sites = tuple(
+            dict.fromkeys(p for p in (sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]) if p)
+        )
+        if self._visible(own, read=True) and self._visible(sys.base_prefix):
+            python, prefix = own, sys.base_prefix
+        elif os.path.exists("/usr/bin/python3") and _python_version_of("/usr/bin/python3") == own_version:
+            python, prefix = "/usr/bin/python3", "/usr"
+        else:
+            raise SandboxUnavailable(
+                f"the plugin sandbox runs as an unprivileged user (uid {SANDBOX_UID}), who cannot read this server's "
+                f"Python ({own}); install the server in a folder others can read (e.g. /opt) or install python3 "
+                f"{own_version} from the system's packages"
+            )
+        sites = tuple(s for s in sites if os.path.isdir(s) and self._visible(s))
+        binds = tuple(p for p in (prefix, *sites) if not any(p.startswith(d + "/") or p == d for d in SYSTEM_DIRS))
+        return python, binds, sites
+
+    @cached_property
+    def worker_zip(self) -> bytes:
+        """worker.py and the modules it imports, as a zip the sandbox imports from (never the project's folder)."""
+        here = Path(__file__).parent
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for package in ("toolsets", "toolsets/extensions", "toolsets/extensions/plugins"):
+                archive.writestr(f"{package}/__init__.py", "")
+            for name in WORKER_MODULES:
+                archive.writestr(f"toolsets/extensions/plugins/{name}.py", (here / f"{name}.py").read_text("utf-8"))
+        return buffer.getvalue()
+
+    def options(self) -> list[str]:
+        """bwrap's options, before its `--`."""
+        args = ["--unshare-all"]
+        if self.config.network:
+            args.append("--share-net")
+        args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+        args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        for path in SYSTEM_DIRS:
+            if os.path.islink(path):
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                args += ["--ro-bind", path, path]
+        for name in ETC_ENTRIES + (NETWORK_ETC_ENTRIES if self.config.network else ()):
+            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        for python_etc in sorted(glob.glob("/etc/python3*")):
+            args += ["--ro-bind-try", python_etc, python_etc]
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", DATA_AT]
+        _, binds, _ = self.interpreter
+        for folder in binds:
+            args += ["--ro-bind", folder, folder]
+        args += ["--chdir", "/tmp", "--clearenv"]
+        for name, value in {"PATH": SYSTEM_PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}.items():
+            args += ["--setenv", name, value]
+        return args
+
+    def command(self, bwrap: str) -> list[str]:
+        """The worker's command line inside the sandbox (bwrap's options go separately, through a pipe)."""
+        limits = self.config.limits
+        python, _, sites = self.interpreter
+        prlimit = shutil.which("prlimit", path=SYSTEM_PATH)
+        if prlimit is None:
+            raise SandboxUnavailable("the plugin sandbox needs `prlimit` (util-linux) for its limits")
+        caps = [
+            f"--nproc={limits.processes}",
+            f"--as={limits.address_space}",
+            f"--nofile={limits.open_files}",
+            f"--fsize={limits.file_size}",
+            f"--cpu={limits.cpu_seconds}",
+        ]
+        boot = BOOT.format(zip=ZIP_AT)
+        return [bwrap, "--", prlimit, *caps, "--", python, "-I", "-c", boot, json.dumps(list(sites))]
+
+    # -- starting ------------------------------------------------------------------------------------------
+
+    def bwrap(self) -> str:
+        found = shutil.which(self.config.bwrap)
+        if found is None:
+            raise SandboxUnavailable(
+                f"plugins and the tools the model writes run in a bubblewrap sandbox, and `{self.config.bwrap}` is "
+                f"not installed: {INSTALL_HINT}"
+            )
+        return found
+
+    def _pipes(self) -> tuple[list[str], list[int]]:
+        """bwrap's arguments with `--args FD` (its options) and the worker zip's FD; the FDs to pass."""
+        options_fd = _filled_pipe(b"".join(o.encode() + b"\0" for o in self.options()))
+        zip_fd = _filled_pipe(self.worker_zip)
+        return ["--args", str(options_fd), "--ro-bind-data", str(zip_fd), ZIP_AT], [options_fd, zip_fd]
+
+    def _spawn_kwargs(self, fds: list[int]) -> dict[str, object]:
+        user = self.host_user
+        extra: dict[str, object] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
+        return {"cwd": "/", "env": {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}, "pass_fds": tuple(fds), **extra}
+
+    async def open_worker(self) -> Process:
+        """A worker process in a fresh sandbox, its stdin/stdout the protocol, its stderr a pipe."""
+        command = self.command(self.bwrap())
+        extra, fds = self._pipes()
+        try:
+            return await anyio.open_process(
+                [command[0], *extra, *command[1:]], stdin=-1, stdout=-1, stderr=-1, **self._spawn_kwargs(fds)
+            )  # type: ignore[arg-type]
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def probe(self) -> None:
+        """Start one sandbox and run Python in it (synchronously, once, at start); SandboxUnavailable naming the
+        fix when it cannot run here."""
+        command = self.command(self.bwrap())
+        extra, fds = self._pipes()
+        command = [command[0], *extra, *command[1:-3], "-c", "import sys; sys.exit(0)"]
+        try:
+            done = subprocess.run(
+                command, capture_output=True, timeout=PROBE_SECONDS, check=False, **self._spawn_kwargs(fds)
+            )  # type: ignore[call-overload]
+        except subprocess.TimeoutExpired:
+            raise SandboxUnavailable("starting the plugin sandbox did not finish in time") from None
+        finally:
+            for fd in fds:
+                os.close(fd)
+        if done.returncode != 0:
+            why = (done.stderr.decode(errors="replace").strip().splitlines() or ["no reason given"])[-1]
+            raise SandboxUnavailable(
+                f"the bubblewrap sandbox for plugins could not be created here ({why}). Unprivileged user "
+                "namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces "
+                "> 0, or an AppArmor profile for bwrap on Ubuntu 24.04 and later)"
+            )
+        self._checked = True
+
+
+def _filled_pipe(data: bytes) -> int:
+    """A pipe's read end, holding `data` (its buffer grown to fit, so writing never blocks)."""
+    reader, writer = os.pipe()
+    try:
+        if len(data) > 60_000:
+            fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, min(1 << 20, 1 << (len(data) + 1).bit_length()))
+        with os.fdopen(writer, "wb") as pipe:
+            pipe.write(data)
+    except BaseException:
+        os.close(reader)
+        raise
+    return reader

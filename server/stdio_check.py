@@ -92,7 +92,8 @@ INVALID_REQUEST = -32600
 
 
 MAX_IN_FLIGHT = 256  # requests read but not yet answered; past it, reading waits
-DRAIN_SECONDS = 30.0  # at end of input: how long requests still running may take to be answered
+DRAIN_SECONDS = 1.5  # at end of input: how long requests still running may take to be answered (then the
+# process leaves within 3 s whatever a tool is doing; a client that wants every answer waits for them before closing)
 STOP_DRAIN_SECONDS = 1.5  # after a signal
 
 

@@ -9,6 +9,8 @@ raises, `SystemExit` and `KeyboardInterrupt` included, ends that call only (fail
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import time
 from collections.abc import Callable
@@ -43,6 +45,8 @@ class InProcessRunner:
     def _context(self, info: CallInfo | None = None, progress: ProgressSink | None = None) -> PluginContext:
         extra: dict[str, Any] = {} if progress is None else {"_progress": progress}
         info = info or CallInfo()
+        if info.call_tool is not None:
+            extra["_nested"] = _on_this_loop(info.call_tool)
         return PluginContext(
             tool_name=self._tool_name,
             version=self._version,
@@ -124,3 +128,13 @@ class InProcessRunner:
         if self._loop is None:
             self._loop = PluginLoop(self._tool_name)
         return self._loop
+
+
+def _on_this_loop(call_tool: Any) -> Any:
+    """`context.call_tool` from the plugin's threads or loop: the nested call runs on the server's loop."""
+    loop = asyncio.get_running_loop()
+
+    def nested(name: str, arguments: dict[str, Any]) -> concurrent.futures.Future[dict[str, Any]]:
+        return asyncio.run_coroutine_threadsafe(call_tool(name, arguments), loop)
+
+    return nested

@@ -214,18 +214,26 @@ class PluginSandbox:
         return ["--args", str(options_fd), "--ro-bind-data", str(zip_fd), ZIP_AT], [options_fd, zip_fd]
 
     def _spawn_kwargs(self, fds: list[int]) -> dict[str, object]:
+        return {"cwd": "/", "env": {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}, "pass_fds": tuple(fds)}
+
+    def _as_sandbox_user(self, argv: list[str]) -> list[str]:
+        """`argv` started as `nobody` when the server is root (setpriv, since the event loop may be uvloop, which
+        has no `user=`), so that the sandbox's processes are not root's on the host either."""
         user = self.host_user
-        extra: dict[str, object] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
-        return {"cwd": "/", "env": {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}, "pass_fds": tuple(fds), **extra}
+        if user is None:
+            return argv
+        setpriv = shutil.which("setpriv", path=SYSTEM_PATH)
+        if setpriv is None:
+            raise SandboxUnavailable("the plugin sandbox needs `setpriv` (util-linux) to leave root")
+        return [setpriv, f"--reuid={user}", f"--regid={user}", "--clear-groups", "--", *argv]
 
     async def open_worker(self) -> Process:
         """A worker process in a fresh sandbox, its stdin/stdout the protocol, its stderr a pipe."""
         command = self.command(self.bwrap())
         extra, fds = self._pipes()
         try:
-            return await anyio.open_process(
-                [command[0], *extra, *command[1:]], stdin=-1, stdout=-1, stderr=-1, **self._spawn_kwargs(fds)
-            )  # type: ignore[arg-type]
+            argv = self._as_sandbox_user([command[0], *extra, *command[1:]])
+            return await anyio.open_process(argv, stdin=-1, stdout=-1, stderr=-1, **self._spawn_kwargs(fds))  # type: ignore[arg-type]
         finally:
             for fd in fds:
                 os.close(fd)
@@ -235,7 +243,7 @@ class PluginSandbox:
         fix when it cannot run here."""
         command = self.command(self.bwrap())
         extra, fds = self._pipes()
-        command = [command[0], *extra, *command[1:-3], "-c", "import sys; sys.exit(0)"]
+        command = self._as_sandbox_user([command[0], *extra, *command[1:-3], "-c", "import sys; sys.exit(0)"])
         try:
             done = subprocess.run(
                 command, capture_output=True, timeout=PROBE_SECONDS, check=False, **self._spawn_kwargs(fds)

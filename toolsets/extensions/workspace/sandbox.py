@@ -8,19 +8,28 @@ directory). Nothing of the server is visible: its processes, its data folder, th
 folder, /run and its sockets, the host's /tmp. Resource limits (address space, file size, processes) are
 set with `prlimit` inside.
 
+A call may run at most `SandboxLimits.processes` (1,024) processes at once, whoever runs the server. Not as
+root, `prlimit --nproc` binds: it is set inside the sandbox's new user namespace, and since Linux 5.14 the
+kernel counts RLIMIT_NPROC per user namespace, so the count is the sandbox's own processes. As root it never
+binds (the kernel exempts uid 0, and bwrap started by root maps the sandbox's user to it), so each call runs
+in a pids cgroup of its own with `pids.max` set (toolsets/infra/pids_cgroup.py), removed after the call; a
+root server without a writable pids cgroup refuses to run commands (SandboxUnavailable) unless unsandboxed.
+
 Whatever the command starts ends with the call: the bwrap process leads a process group of its own that is
 killed at the time limit, when the command ends and when the call is cancelled; killing it kills the PID
 namespace's init (`--die-with-parent`), and with it every process in the namespace, `setsid` and all.
 
 With `unsandboxed=True` (the operator's `--workspace-unsandboxed`) the command runs directly in the
-workspace folder, still with the fixed environment, the limits and the process-group kill, but nothing
-else stands between it and the machine.
+workspace folder, still with the fixed environment, the limits and the process-group kill (and, as root,
+the pids cgroup when there is one, whose leftovers are killed too), but nothing else stands between it and the
+machine.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import os
 import shutil
 import signal
@@ -33,6 +42,9 @@ from anyio.abc import ByteReceiveStream, Process
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.extensions.workspace.paths import within
 from toolsets.infra.child_env import SYSTEM_PATH
+from toolsets.infra.pids_cgroup import CallCgroup, PidsCgroups
+
+logger = logging.getLogger("truloop.workspace")
 
 MOUNT = "/workspace"
 OUTPUT_CAP = 64 * 1024  # bytes kept of stdout and of stderr each
@@ -64,7 +76,10 @@ class SandboxLimits:
 
     address_space: int = 4 << 30  # bytes of virtual memory
     file_size: int = 1 << 30  # bytes of the largest file a command may write
-    processes: int = 4096  # the kernel counts these per user, not per sandbox
+    # At once, per call. Not as root: RLIMIT_NPROC, set inside the sandbox's user namespace, where the kernel
+    # (5.14 and later) counts the sandbox's own processes; unsandboxed it counts all of the server user's.
+    # As root the rlimit never binds, and the call's pids cgroup (`pids.max`) holds the same number.
+    processes: int = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +104,15 @@ class RunResult:
 class Sandbox:
     """Runs commands for one workspace folder, sandboxed unless configured otherwise."""
 
-    def __init__(self, config: SandboxConfig) -> None:
+    def __init__(self, config: SandboxConfig, *, cgroups: PidsCgroups | None = None) -> None:
         self.config = config
         self.workspace = Path(os.path.realpath(config.workspace))
         self._bwrap: str | None = None  # the resolved program, once a probe has succeeded
+        # As root, where each call's pids cgroup is made (found when first needed; a test may point it elsewhere).
+        self.cgroups = cgroups if cgroups is not None else PidsCgroups()
+        self.root = os.geteuid() == 0  # RLIMIT_NPROC does not bind: the process cap needs a pids cgroup
+        self._capped = False  # root, and the pids cgroup probe succeeded
+        self._cap_settled = False  # as root: capped, or unsandboxed without a cgroup (and warned once)
 
     @property
     def cwd(self) -> str:
@@ -154,8 +174,10 @@ class Sandbox:
     # -- running ---------------------------------------------------------------------------------------------
 
     async def ready(self) -> str | None:
-        """The bwrap program once it is known to work here (None when unsandboxed); SandboxUnavailable if not."""
+        """The bwrap program once it is known to work here (None when unsandboxed); SandboxUnavailable if not.
+        As root, also the pids cgroup the process cap needs (probed once)."""
         if self.config.unsandboxed:
+            self._settle_cap()
             return None
         if self._bwrap is not None:
             return self._bwrap
@@ -166,6 +188,7 @@ class Sandbox:
                 f"installed on the server: {INSTALL_HINT}. (The operator can start the server with "
                 "--workspace-unsandboxed instead, which is unsafe.)"
             )
+        self._settle_cap()
         probe = await self._execute([found, "--", "true"], PROBE_TIMEOUT_S, self.bwrap_options())
         if probe.exit_code != 0:
             why = (probe.stderr.strip().splitlines() or ["it timed out" if probe.timed_out else "no reason given"])[0]
@@ -178,6 +201,28 @@ class Sandbox:
         self._bwrap = found
         return found
 
+    def _settle_cap(self) -> None:
+        """As root: find the pids cgroup that caps a call's processes, or refuse (warn, when unsandboxed)."""
+        if not self.root or self._cap_settled:
+            return
+        self._capped = self.cgroups.probe() is not None
+        self._cap_settled = self._capped or self.config.unsandboxed
+        if self._capped:
+            return
+        if self.config.unsandboxed:
+            logger.warning(
+                "workspace commands run as root, unsandboxed and without a process cap: no writable pids cgroup (%s)",
+                self.cgroups.why,
+            )
+            return
+        raise SandboxUnavailable(
+            f"run_shell and run_python allow each call at most {self.config.limits.processes} processes, and the "
+            "server runs as root, where the kernel does not apply that limit: it needs a pids cgroup the server "
+            f"can write, and there is none ({self.cgroups.why}). The operator can run the server as an "
+            "unprivileged user, give it a writable pids cgroup (a systemd unit with Delegate=yes, or a container "
+            "with a writable cgroupfs), or start it with --workspace-unsandboxed (unsafe)."
+        )
+
     async def run(self, argv: list[str], *, timeout_s: float) -> RunResult:
         """Run `argv` (program and arguments, no shell) and return its exit code and bounded output."""
         bwrap = await self.ready()
@@ -187,7 +232,24 @@ class Sandbox:
 
     async def _execute(self, argv: list[str], timeout_s: float, options: list[str] | None = None) -> RunResult:
         """Run `argv`; `options` (bwrap's) go through a pipe (`--args FD`), so the sandbox's /proc/1/cmdline
-        does not show the host's paths."""
+        does not show the host's paths. As root, in a pids cgroup of its own, removed afterwards."""
+        if not self._capped:
+            return await self._spawn(argv, timeout_s, options, None)
+        try:
+            cgroup = self.cgroups.create(self.config.limits.processes)
+        except OSError as exc:
+            raise SandboxUnavailable(
+                f"The server could not make the pids cgroup that caps this call's processes ({exc}); try again."
+            ) from None
+        try:
+            return await self._spawn(argv, timeout_s, options, cgroup)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.cgroups.remove(cgroup)  # after the group is killed and reaped (`_spawn`'s finally)
+
+    async def _spawn(
+        self, argv: list[str], timeout_s: float, options: list[str] | None, cgroup: CallCgroup | None
+    ) -> RunResult:
         env = self.environment() if self.config.unsandboxed else {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}
         pass_fds: tuple[int, ...] = ()
         if options is not None:
@@ -196,6 +258,8 @@ class Sandbox:
                 pipe.write(b"".join(option.encode() + b"\0" for option in options))
             pass_fds = (reader,)
             argv = [argv[0], "--args", str(reader), *argv[1:]]
+        if cgroup is not None:
+            argv = cgroup.wrap(argv)  # the same process (sh execs), in the cgroup before it can fork
         try:
             process = await anyio.open_process(
                 argv, cwd=self.workspace, env=env, stdin=-3, start_new_session=True, pass_fds=pass_fds

@@ -4,9 +4,9 @@ version serving.
 
 Three servers run side by side over pipes (`--plugin-isolation inprocess`, `process` and `sandbox`; the
 inprocess one also for the built-in); calls alternate between them. `context.call_tool`: a plugin that calls
-`get_day_of_week` through it, against the trivial plugin (what one nested call adds, the whole of it). The reload figure: the file is rewritten
-with a new answer, and `tools/call` is repeated (every 5 ms) until the answer changes; the time from
-the write to that answer, p50 and max over the rounds.
+`get_day_of_week` through it, against the trivial plugin (what one nested call adds, the whole of it). The
+reload figure: the file is rewritten with a new answer, and `tools/call` is repeated (every 5 ms) until the
+answer changes; the time from the write to that answer, p50 and max over the rounds.
 
     python bench/plugin_bench.py [--calls 2000] [--warmup 200] [--reloads 20]
 """

@@ -407,3 +407,46 @@ async def test_a_fork_bomb_in_an_authored_tool_stays_under_the_cap(tmp_path: Pat
     cap = SandboxLimits().processes
     assert 0 < result["started"] < cap, result
     assert max(seen) <= baseline + cap + 16, (baseline, max(seen))
+
+
+@pytest.mark.timeout(60)
+def test_tools_check_imports_the_folder_only_in_the_sandbox(tmp_path: Path) -> None:
+    tools, marker = tmp_path / "tools", tmp_path / "outside" / "marker"
+    tools.mkdir()
+    file = tools / "probe.py"
+    file.write_text(attack_source(marker))
+    args = ["tools", "check", str(file), "--tools-dir", str(tools), "--data-dir", str(tmp_path / "data")]
+    done = subprocess.run(
+        [TRULOOP, *args, "--tool-authoring"], capture_output=True, env=child_env(), timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert b"ok: tool 'probe'" in done.stdout
+    assert not marker.exists()  # imported inside the sandbox only
+    listed = subprocess.run(
+        [TRULOOP, "tools", "list", "--tools-dir", str(tools), "--data-dir", str(tmp_path / "data"), "--tool-authoring"],
+        capture_output=True,
+        env=child_env(),
+        timeout=60,
+        check=False,
+    )
+    assert listed.returncode == 0 and b"probe" in listed.stdout, listed.stderr.decode()[-2000:]
+    assert not marker.exists()
+
+
+@pytest.mark.timeout(60)
+def test_without_bubblewrap_authoring_is_refused_at_start(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    env = child_env(PATH=str(tmp_path))  # a PATH where no bwrap is found
+    done = subprocess.run(
+        [TRULOOP, "--tools-dir", str(tools), "--data-dir", str(tmp_path / "data"), "--tool-authoring"],
+        input=b"",
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    error = done.stderr.decode()
+    assert "--tool-authoring" in error and "bubblewrap" in error, error
+    assert done.stdout == b""  # nothing was served

@@ -30,18 +30,20 @@ if TYPE_CHECKING:
     from server.settings import Settings
 
 CHECK_FAILED = 1
+# what decides how the folder is read: where it is, and where its code may run (the sandbox with authoring)
+FOLDER_SETTINGS = {"tools_dir", "data_dir", "log_level", "plugin_isolation", "plugin_network", "tool_authoring"}
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog=f"{PROG} tools", description="Custom tool plugins (see docs/plugins.md).")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     listing = commands.add_parser("list", help="loaded plugins, versions (content hashes) and load errors")
-    add_setting_flags(listing, only={"tools_dir", "data_dir", "log_level"})
+    add_setting_flags(listing, only=FOLDER_SETTINGS)
     listing.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     listing.add_argument("--all", action="store_true", help="every tool of each profile, built-in and plugins")
     check = commands.add_parser("check", help="validate a plugin file without serving it (exit 1 with the reason)")
     check.add_argument("file", type=Path, metavar="FILE")
-    add_setting_flags(check, only={"tools_dir", "data_dir", "log_level"})
+    add_setting_flags(check, only=FOLDER_SETTINGS)
     return parser
 
 

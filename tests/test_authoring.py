@@ -1,5 +1,6 @@
 """Tool authoring by the model (`--tools-dir DIR --tool-authoring`): the `custom_tools` toolset through the MCP
-`Client` (in process over `Deployment(...).mcp_server()`, and a real stdio subprocess), in both isolation modes.
+`Client` (in process over `Deployment(...).mcp_server()`, and a real stdio subprocess). The folder runs in the
+sandbox whatever `--plugin-isolation` says (test_authoring_contained.py attacks it).
 
 A new tool is written pending, checked, and serves on trial until its first calls succeed (a failing trial call
 sends it back to pending); a new version of a served tool becomes a canary candidate and never replaces the stable
@@ -20,7 +21,7 @@ from tests.plugin_files import plugin_source, serving
 from tests.support import TRULOOP, answering, child_env, error_of, eventually, settings
 
 pytestmark = pytest.mark.anyio
-ISOLATIONS = ["inprocess", "process"]
+ISOLATIONS = ["sandbox", "inprocess"]  # both mean the sandbox once authoring is on
 AUTHORING = {
     "list_custom_tools",
     "tool_registry_status",
@@ -240,3 +241,14 @@ async def test_over_a_real_stdio_subprocess(tools: Path, tmp_path: Path) -> None
         assert (await call(c, "shout", {"text": "hey"}))["text"] == "HEY"
         entry = await status_of(c, "shout.py")
         assert entry["state"] == "trial" and "1 of 3" in entry["detail"]
+
+
+@pytest.mark.parametrize("isolation", ["inprocess", "process", "sandbox"])
+def test_with_authoring_the_whole_folder_runs_in_the_sandbox(isolation: str, tools: Path, data: Path) -> None:
+    catalog = Deployment(
+        settings(tools_dir=tools, data_dir=data, tool_authoring=True, plugin_isolation=isolation)
+    ).plugins
+    assert catalog is not None and catalog.sandbox is not None
+    assert catalog.config is not None and catalog.config.isolation == "sandbox"
+    plain = Deployment(settings(tools_dir=tools, data_dir=data, plugin_isolation=isolation)).plugins
+    assert plain is not None and (plain.sandbox is not None) == (isolation == "sandbox")

@@ -152,6 +152,10 @@ class ProcessRunner:
     def identify(self, name: str, data_dir: Path, *, retry_safe: bool = False) -> None:
         """The tool's name and data folder, known once its spec was read, for the plugin's context; `retry_safe`:
         a call interrupted by another call's crash may run again (the tool is read-only or idempotent)."""
+        if self._sandbox is not None:  # the host's folder is not there: a scratch folder in the sandbox's /tmp
+            from toolsets.extensions.plugins.sandboxed import DATA_AT
+
+            data_dir = Path(DATA_AT)
         self._header = {"name": name, "version": self._source.version, "data_dir": str(data_dir)}
         self._retry_safe = retry_safe
 

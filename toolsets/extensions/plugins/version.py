@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import threading
 import time
 from collections.abc import Mapping
@@ -31,6 +30,7 @@ logger = logging.getLogger("truloop.plugins")
 START_SECONDS = 30.0  # create(context) may take this long
 CLOSE_SECONDS = 10.0
 PROGRESS_SECONDS = 2.0  # one progress notification may wait this long for the client
+PROGRESS_WAITING = 64  # progress reports of one call waiting to be sent to the client; past it they are dropped
 
 
 class PluginVersion:
@@ -104,7 +104,7 @@ class PluginVersion:
         from toolsets.extensions.plugins.nested import NestedCalls
 
         info = CallInfo(ctx.caller.user_id, ctx.caller.role, ctx.request.request_id, call_tool=NestedCalls(ctx))
-        send, receive = anyio.create_memory_object_stream[tuple[float, float | None, str | None]](math.inf)
+        send, receive = anyio.create_memory_object_stream[tuple[float, float | None, str | None]](PROGRESS_WAITING)
         progress = _thread_safe_sink(send)
         timeout = self.spec.timeout_s
         started = time.monotonic()
@@ -174,8 +174,9 @@ def _thread_safe_sink(send: Any) -> Any:
     home = threading.get_ident()
 
     def put(item: tuple[float, float | None, str | None]) -> None:
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            send.send_nowait(item)  # reported after the call ended: nobody is listening any more
+        # after the call ended nobody listens any more; past PROGRESS_WAITING reports a report is dropped
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.WouldBlock):
+            send.send_nowait(item)
 
     def sink(progress: float, total: float | None, message: str | None) -> None:
         item = (progress, total, None if message is None else str(message)[:1000])

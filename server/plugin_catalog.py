@@ -34,11 +34,11 @@ def refuse_without_sandbox(settings: Settings) -> None:
     sandbox = settings.plugin_sandbox() if settings.tools_dir is not None else None
     if sandbox is None:
         return
-    from toolsets.extensions.plugins.sandboxed import SandboxUnavailable
+    from toolsets.extensions.plugins.sandboxed import PluginSandboxUnavailable
 
     try:
         sandbox.probe()
-    except SandboxUnavailable as exc:
+    except PluginSandboxUnavailable as exc:
         from server.cli.shared import fail
 
         why = "--tool-authoring runs the tools the model writes" if settings.tool_authoring else "plugins run"

@@ -728,9 +728,9 @@ class Settings(BaseSettings):
         """The sandbox plugin workers start in, where the effective isolation asks for one (not probed yet)."""
         if self.effective_plugin_isolation != "sandbox":
             return None
-        from toolsets.extensions.plugins.sandboxed import PluginSandbox, SandboxConfig
+        from toolsets.extensions.plugins.sandboxed import PluginSandbox, PluginSandboxConfig
 
-        return PluginSandbox(SandboxConfig(network=self.plugin_network))
+        return PluginSandbox(PluginSandboxConfig(network=self.plugin_network))
 
     @property
     def resolved_docs_dir(self) -> Path:

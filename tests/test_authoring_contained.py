@@ -24,6 +24,8 @@ from mcp import Client, StdioServerParameters
 
 from tests.plugin_files import plugin_source
 from tests.support import (
+    INIT,
+    INITIALIZED,
     SECRET,
     TRULOOP,
     answering,
@@ -33,7 +35,7 @@ from tests.support import (
     stdio_server_process,
     token,
 )
-from toolsets.extensions.plugins.sandboxed import SandboxLimits
+from toolsets.extensions.plugins.sandboxed import PluginSandboxLimits
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ACCEPT = answering("accept", {"confirm": True})
@@ -229,18 +231,8 @@ def test_over_http_an_authored_tool_cannot_take_over_sign_in(tmp_path: Path) -> 
                 assert (await call_ok(c, "probe", arguments))["id"] == report["id"]
 
         anyio.run(scenario)
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "x", "version": "1"},
-            },
-        }
         headers = {"Accept": "application/json, text/event-stream", "Authorization": "Bearer letmein.minji"}
-        answer = httpx.post(f"{base}/mcp", json=initialize, headers=headers, timeout=10)
+        answer = httpx.post(f"{base}/mcp", json=INIT, headers=headers, timeout=10)
         assert answer.status_code == 401
         assert proc.poll() is None  # the kill attempt did not reach it
 
@@ -274,20 +266,9 @@ def test_a_hanging_authored_tool_never_stalls_the_server(tmp_path: Path) -> None
                 time.sleep(0.01)
             return answers[request_id][1]
 
-        send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-        )
-        wait_for(1)
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send(INIT)
+        wait_for(INIT["id"])
+        send(INITIALIZED)
         source = plugin_source("stuck", HANG, timeout_s=3)
         args = {"name": "stuck", "source": source}
         send(
@@ -347,10 +328,9 @@ def test_stdin_closed_ends_the_server_within_3_s_while_a_tool_hangs(tmp_path: Pa
     args = ("--tools-dir", str(tools), "--data-dir", str(data), "--plugin-isolation", "sandbox")
     with stdio_server_process(*args) as proc:
         assert proc.stdin is not None and proc.stdout is not None
-        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
         lines = [
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            INIT,
+            INITIALIZED,
             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "stuck", "arguments": {}}},
         ]
         for line in lines:
@@ -404,7 +384,7 @@ async def test_a_fork_bomb_in_an_authored_tool_stays_under_the_cap(tmp_path: Pat
     finally:
         stop.set()
         sampler.join(5)
-    cap = SandboxLimits().processes
+    cap = PluginSandboxLimits().processes
     assert 0 < result["started"] < cap, result
     assert max(seen) <= baseline + cap + 16, (baseline, max(seen))
 

@@ -50,7 +50,14 @@ def tools_dir(root: Path) -> Path:
     return folder
 
 
-SERVER_ARGS = ("--exposure", "progressive", "--deferred-timeout", "10", "--timezone", "Asia/Seoul")  # as settings() in-process
+SERVER_ARGS = (
+    "--exposure",
+    "progressive",
+    "--deferred-timeout",
+    "10",
+    "--timezone",
+    "Asia/Seoul",
+)  # as settings() in-process
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,6 @@ protocol's line cap and the stderr cap below.
 from __future__ import annotations
 
 import fcntl
-import glob
 import io
 import json
 import os
@@ -41,6 +40,7 @@ import anyio
 from anyio.abc import Process
 
 from toolsets.extensions.plugins.plugin_runner import PluginLoadError
+from toolsets.infra.bwrap_base import INSTALL_HINT, SYSTEM_DIRS, base_options
 from toolsets.infra.child_env import SYSTEM_PATH
 
 SANDBOX_UID = 65534  # nobody: the sandbox's user inside, and on the host when the server is root
@@ -48,26 +48,25 @@ ZIP_AT = "/opt/truloop/worker.zip"
 DATA_AT = "/tmp/plugin-data"
 PROBE_SECONDS = 15.0
 STDERR_CAP = 256 * 1024  # bytes of a worker's stderr forwarded to the server's log; the rest is dropped
-INSTALL_HINT = (
-    "install the `bubblewrap` package (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
-)
 # The worker's code: these modules import only the standard library.
 WORKER_MODULES = ("worker", "context", "failures", "module", "plugin_loop")
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ETC_ENTRIES = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "ssl")
-NETWORK_ETC_ENTRIES = ("resolv.conf", "hosts", "host.conf", "gai.conf", "ca-certificates")
+# users and groups by name, the dynamic linker, time zones, certificates (for --plugin-network)
+PLUGIN_ETC_ENTRIES = (
+    "passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "ssl",
+    "ca-certificates",
+)  # fmt: skip
 BOOT = (
     "import sys, json; sys.path[:0] = [{zip!r}]; sys.path += json.loads(sys.argv[1]); "
     "from toolsets.extensions.plugins.worker import main; main()"
 )
 
 
-class SandboxUnavailable(PluginLoadError):  # noqa: N818 - the operator reads it
+class PluginSandboxUnavailable(PluginLoadError):  # noqa: N818 - the operator reads it
     pass
 
 
 @dataclass(frozen=True, slots=True)
-class SandboxLimits:
+class PluginSandboxLimits:
     """Per-worker limits (`prlimit` inside the sandbox)."""
 
     processes: int = 1024  # the documented cap: a fork bomb never takes more than this many processes
@@ -78,9 +77,9 @@ class SandboxLimits:
 
 
 @dataclass(frozen=True, slots=True)
-class SandboxConfig:
+class PluginSandboxConfig:
     network: bool = False  # --plugin-network
-    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    limits: PluginSandboxLimits = field(default_factory=PluginSandboxLimits)
     bwrap: str = "bwrap"
 
 
@@ -106,8 +105,8 @@ def _python_version_of(executable: str) -> str | None:
 class PluginSandbox:
     """Starts plugin workers inside bubblewrap; one per deployment, built by the composition root."""
 
-    def __init__(self, config: SandboxConfig | None = None) -> None:
-        self.config = config or SandboxConfig()
+    def __init__(self, config: PluginSandboxConfig | None = None) -> None:
+        self.config = config or PluginSandboxConfig()
         self._checked = False
 
     # -- who and what --------------------------------------------------------------------------------------
@@ -133,7 +132,7 @@ class PluginSandbox:
         elif os.path.exists("/usr/bin/python3") and _python_version_of("/usr/bin/python3") == own_version:
             python, prefix = "/usr/bin/python3", "/usr"
         else:
-            raise SandboxUnavailable(
+            raise PluginSandboxUnavailable(
                 f"the plugin sandbox runs as an unprivileged user (uid {SANDBOX_UID}), who cannot read this server's "
                 f"Python ({own}); install the server in a folder others can read (e.g. /opt) or install python3 "
                 f"{own_version} from the system's packages"
@@ -156,20 +155,8 @@ class PluginSandbox:
 
     def options(self) -> list[str]:
         """bwrap's options, before its `--`."""
-        args = ["--unshare-all"]
-        if self.config.network:
-            args.append("--share-net")
-        args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+        args = base_options(network=self.config.network, etc=PLUGIN_ETC_ENTRIES)
         args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
-        for path in SYSTEM_DIRS:
-            if os.path.islink(path):
-                args += ["--symlink", os.readlink(path), path]
-            elif os.path.isdir(path):
-                args += ["--ro-bind", path, path]
-        for name in ETC_ENTRIES + (NETWORK_ETC_ENTRIES if self.config.network else ()):
-            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-        for python_etc in sorted(glob.glob("/etc/python3*")):
-            args += ["--ro-bind-try", python_etc, python_etc]
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", DATA_AT]
         _, binds, _ = self.interpreter
         for folder in binds:
@@ -185,7 +172,7 @@ class PluginSandbox:
         python, _, sites = self.interpreter
         prlimit = shutil.which("prlimit", path=SYSTEM_PATH)
         if prlimit is None:
-            raise SandboxUnavailable("the plugin sandbox needs `prlimit` (util-linux) for its limits")
+            raise PluginSandboxUnavailable("the plugin sandbox needs `prlimit` (util-linux) for its limits")
         caps = [
             f"--nproc={limits.processes}",
             f"--as={limits.address_space}",
@@ -201,7 +188,7 @@ class PluginSandbox:
     def bwrap(self) -> str:
         found = shutil.which(self.config.bwrap)
         if found is None:
-            raise SandboxUnavailable(
+            raise PluginSandboxUnavailable(
                 f"plugins and the tools the model writes run in a bubblewrap sandbox, and `{self.config.bwrap}` is "
                 f"not installed: {INSTALL_HINT}"
             )
@@ -224,7 +211,7 @@ class PluginSandbox:
             return argv
         setpriv = shutil.which("setpriv", path=SYSTEM_PATH)
         if setpriv is None:
-            raise SandboxUnavailable("the plugin sandbox needs `setpriv` (util-linux) to leave root")
+            raise PluginSandboxUnavailable("the plugin sandbox needs `setpriv` (util-linux) to leave root")
         return [setpriv, f"--reuid={user}", f"--regid={user}", "--clear-groups", "--", *argv]
 
     async def open_worker(self) -> Process:
@@ -239,7 +226,7 @@ class PluginSandbox:
                 os.close(fd)
 
     def probe(self) -> None:
-        """Start one sandbox and run Python in it (synchronously, once, at start); SandboxUnavailable naming the
+        """Start one sandbox and run Python in it (synchronously, once, at start); PluginSandboxUnavailable naming the
         fix when it cannot run here."""
         command = self.command(self.bwrap())
         extra, fds = self._pipes()
@@ -249,13 +236,13 @@ class PluginSandbox:
                 command, capture_output=True, timeout=PROBE_SECONDS, check=False, **self._spawn_kwargs(fds)
             )  # type: ignore[call-overload]
         except subprocess.TimeoutExpired:
-            raise SandboxUnavailable("starting the plugin sandbox did not finish in time") from None
+            raise PluginSandboxUnavailable("starting the plugin sandbox did not finish in time") from None
         finally:
             for fd in fds:
                 os.close(fd)
         if done.returncode != 0:
             why = (done.stderr.decode(errors="replace").strip().splitlines() or ["no reason given"])[-1]
-            raise SandboxUnavailable(
+            raise PluginSandboxUnavailable(
                 f"the bubblewrap sandbox for plugins could not be created here ({why}). Unprivileged user "
                 "namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces "
                 "> 0, or an AppArmor profile for bwrap on Ubuntu 24.04 and later)"

@@ -28,7 +28,6 @@ machine.
 from __future__ import annotations
 
 import contextlib
-import glob
 import logging
 import os
 import shutil
@@ -41,6 +40,7 @@ from anyio.abc import ByteReceiveStream, Process
 
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.extensions.workspace.paths import within
+from toolsets.infra.bwrap_base import INSTALL_HINT, base_options
 from toolsets.infra.child_env import SYSTEM_PATH
 from toolsets.infra.pids_cgroup import CallCgroup, PidsCgroups
 
@@ -50,11 +50,6 @@ MOUNT = "/workspace"
 OUTPUT_CAP = 64 * 1024  # bytes kept of stdout and of stderr each
 DRAIN_GRACE_S = 0.5  # how long output is still read once the command has ended and its group was killed
 PROBE_TIMEOUT_S = 10.0
-INSTALL_HINT = (
-    "install the `bubblewrap` package (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
-)
-# The system folders bound read-only; a symlink (/bin -> usr/bin on merged-/usr systems) is recreated as one.
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # The little of /etc that programs need: users and groups by name, the dynamic linker, the alternatives
 # (awk, editor, ...), time zones, certificates, MIME types. Never shadow, ssh keys or the host's name.
 ETC_ENTRIES = (
@@ -62,7 +57,6 @@ ETC_ENTRIES = (
     "timezone", "ssl", "ca-certificates", "ca-certificates.conf", "mime.types", "protocols", "services",
     "magic", "magic.mime", "inputrc",
 )  # fmt: skip
-NETWORK_ETC_ENTRIES = ("resolv.conf", "hosts", "host.conf", "gai.conf")
 
 
 class SandboxUnavailable(ToolError):  # noqa: N818 - a refusal the model (and the operator) reads
@@ -140,20 +134,7 @@ class Sandbox:
 
     def bwrap_options(self) -> list[str]:
         """bwrap's options (the namespaces, the mounts, the environment), before its `--`."""
-        args = ["--unshare-all"]
-        if self.config.network:
-            args.append("--share-net")
-        args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
-        for path in SYSTEM_DIRS:
-            if os.path.islink(path):
-                args += ["--symlink", os.readlink(path), path]
-            elif os.path.isdir(path):
-                args += ["--ro-bind", path, path]
-        etc = ETC_ENTRIES + (NETWORK_ETC_ENTRIES if self.config.network else ())
-        for name in etc:
-            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-        for python_etc in sorted(glob.glob("/etc/python3*")):
-            args += ["--ro-bind-try", python_etc, python_etc]
+        args = base_options(network=self.config.network, etc=ETC_ENTRIES)
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
         args += ["--bind", str(self.workspace), MOUNT]
         masked: list[Path] = []

@@ -23,6 +23,8 @@ from server.settings import Settings
 logger = logging.getLogger("truloop.runner")
 
 HARD_EXIT_SECONDS = 8.0
+# HTTP: how long open streams and calls still running may hold a stop (SIGTERM ends the server within 3 s)
+GRACEFUL_SECONDS = 2
 
 
 def run(settings: Settings) -> None:
@@ -189,7 +191,7 @@ async def _serve_http(settings: Settings) -> None:
         app,
         log_level="warning",
         lifespan="on",
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
         # uvicorn's access lines are INFO and its loggers stay at WARNING, so none was ever written, yet each
         # response still formatted the client address and path for one; and no `server: uvicorn` banner
         access_log=False,

@@ -11,6 +11,7 @@ timeout and goes back to pending; a fork bomb stays under the documented process
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -430,3 +431,30 @@ def test_without_bubblewrap_authoring_is_refused_at_start(tmp_path: Path) -> Non
     error = done.stderr.decode()
     assert "--tool-authoring" in error and "bubblewrap" in error, error
     assert done.stdout == b""  # nothing was served
+
+
+@pytest.mark.timeout(120)
+def test_over_http_sigterm_ends_the_server_within_3_s_while_a_tool_hangs(tmp_path: Path) -> None:
+    import httpx
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "stuck.py").write_text(plugin_source("stuck", HANG, timeout_s=60))
+    args = ("--tools-dir", str(tools), "--data-dir", str(tmp_path / "data"), "--plugin-isolation", "sandbox")
+    with http_server_process(*args) as (base, proc, _):
+        headers = {"Accept": "application/json, text/event-stream"}
+        opened = httpx.post(f"{base}/mcp", json=INIT, headers=headers, timeout=10)
+        session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+        httpx.post(f"{base}/mcp", json=INITIALIZED, headers=session, timeout=10)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "stuck", "arguments": {}}}
+
+        def hung_call() -> None:
+            with contextlib.suppress(httpx.HTTPError):  # cut off by the stop: that is the point
+                httpx.post(f"{base}/mcp", json=call, headers=session, timeout=30)
+
+        threading.Thread(target=hung_call, daemon=True).start()
+        time.sleep(1.0)  # the stuck call is running in its sandbox
+        stopping = time.monotonic()
+        proc.terminate()
+        proc.wait(timeout=10)
+        assert time.monotonic() - stopping < 3

@@ -730,7 +730,13 @@ class Settings(BaseSettings):
             return None
         from toolsets.extensions.plugins.sandboxed import PluginSandbox, PluginSandboxConfig
 
-        return PluginSandbox(PluginSandboxConfig(network=self.plugin_network))
+        audit = self.audit_target
+        hidden = (
+            self.data_dir,
+            *((self.tools_dir,) if self.tools_dir else ()),
+            *((audit,) if isinstance(audit, Path) else ()),
+        )
+        return PluginSandbox(PluginSandboxConfig(network=self.plugin_network, hidden=hidden))
 
     @property
     def resolved_docs_dir(self) -> Path:

@@ -308,7 +308,6 @@ class ProcessRunner:
         assert worker.process.stderr is not None
         stream = BufferedByteReceiveStream(worker.process.stderr)
         relayed = 0
-        plugin_log = logging.getLogger(f"truloop.plugin.{self.label}")
         with contextlib.suppress(
             anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError
         ):
@@ -319,6 +318,7 @@ class ProcessRunner:
                     line = await stream.receive(4096)
                 if relayed < STDERR_CAP:
                     relayed += len(line)
+                    plugin_log = logging.getLogger(f"truloop.plugin.{self.label}")  # its name, once its spec is read
                     plugin_log.info("%s", line.decode(errors="replace").rstrip()[:1000])
                     if relayed >= STDERR_CAP:
                         plugin_log.warning(

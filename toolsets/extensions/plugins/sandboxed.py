@@ -81,6 +81,8 @@ class PluginSandboxConfig:
     network: bool = False  # --plugin-network
     limits: PluginSandboxLimits = field(default_factory=PluginSandboxLimits)
     bwrap: str = "bwrap"
+    # the server's own files (data folder, tools folder, audit log): covered if a bound folder holds them
+    hidden: tuple[Path, ...] = ()
 
 
 def _others_can_reach(path: str, *, read: bool = False) -> bool:
@@ -161,6 +163,7 @@ class PluginSandbox:
         _, binds, _ = self.interpreter
         for folder in binds:
             args += ["--ro-bind", folder, folder]
+        args += covering(self.config.hidden, (*binds, *SYSTEM_DIRS))
         args += ["--chdir", "/tmp", "--clearenv"]
         for name, value in {"PATH": SYSTEM_PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}.items():
             args += ["--setenv", name, value]
@@ -248,6 +251,20 @@ class PluginSandbox:
                 "> 0, or an AppArmor profile for bwrap on Ubuntu 24.04 and later)"
             )
         self._checked = True
+
+
+def covering(hidden: tuple[Path, ...], bound: tuple[str, ...]) -> list[str]:
+    """bwrap options that cover each hidden path lying inside a bound folder (an empty tmpfs over a folder,
+    /dev/null over a file): a Python installed next to the data folder must not carry it into the sandbox."""
+    args: list[str] = []
+    for path in hidden:
+        real = os.path.realpath(path)
+        if not os.path.lexists(real):
+            continue
+        if not any(real == folder or real.startswith(folder.rstrip("/") + "/") for folder in bound):
+            continue
+        args += ["--tmpfs", real] if os.path.isdir(real) else ["--ro-bind", "/dev/null", real]
+    return args
 
 
 def _filled_pipe(data: bytes) -> int:

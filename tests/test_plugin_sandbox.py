@@ -1,0 +1,111 @@
+"""The plugin sandbox's own parts: its bwrap options, what it covers, its limits, its worker zip, its start check,
+and a sandboxed plugin that prints a flood (relayed to the log, capped, never into the protocol)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import zipfile
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from tests.plugin_files import plugin_source, serving
+from toolsets.extensions.plugins.sandboxed import (
+    SANDBOX_UID,
+    STDERR_CAP,
+    WORKER_MODULES,
+    PluginSandbox,
+    PluginSandboxConfig,
+    PluginSandboxUnavailable,
+    covering,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def test_the_options_drop_everything_and_keep_the_network_out(tmp_path: Path) -> None:
+    options = PluginSandbox(PluginSandboxConfig(hidden=(tmp_path,))).options()
+    assert options[0] == "--unshare-all" and "--share-net" not in options
+    assert options[options.index("--cap-drop") + 1] == "ALL"
+    assert options[options.index("--uid") + 1] == str(SANDBOX_UID)
+    assert "--clearenv" in options and "--die-with-parent" in options and "--new-session" in options
+    assert str(tmp_path) not in options  # the server's files are never mounted
+    with_network = PluginSandbox(PluginSandboxConfig(network=True)).options()
+    assert "--share-net" in with_network
+
+
+def test_a_hidden_path_inside_a_bound_folder_is_covered(tmp_path: Path) -> None:
+    prefix = tmp_path / "python"
+    (prefix / "data").mkdir(parents=True)
+    (prefix / "audit.jsonl").write_text("")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    hidden = (prefix / "data", prefix / "audit.jsonl", outside, tmp_path / "missing")
+    assert covering(hidden, (str(prefix),)) == [
+        "--tmpfs",
+        str(prefix / "data"),
+        "--ro-bind",
+        "/dev/null",
+        str(prefix / "audit.jsonl"),
+    ]
+
+
+def test_the_limits_are_set_inside() -> None:
+    command = PluginSandbox().command("/usr/bin/bwrap")
+    assert command[:2] == ["/usr/bin/bwrap", "--"]
+    caps = [word for word in command if word.startswith("--") and "=" in word]
+    assert "--nproc=1024" in caps
+    assert {word.split("=")[0] for word in caps} >= {"--nproc", "--as", "--nofile", "--fsize", "--cpu"}
+
+
+def test_the_worker_arrives_as_a_zip_of_its_own_modules() -> None:
+    archive = zipfile.ZipFile(io.BytesIO(PluginSandbox().worker_zip))
+    names = set(archive.namelist())
+    assert {f"toolsets/extensions/plugins/{name}.py" for name in WORKER_MODULES} <= names
+    for name in names:  # none imports the rest of the project (which is not in the sandbox)
+        text = archive.read(name).decode()
+        for line in text.splitlines():
+            if line.startswith(("import ", "from ")) and "toolsets" in line:
+                assert "toolsets.extensions.plugins." in line, (name, line)
+                module = line.split()[1].rsplit(".", 1)[-1]
+                assert module in WORKER_MODULES, (name, line)
+
+
+def test_without_bubblewrap_the_start_check_names_the_fix() -> None:
+    sandbox = PluginSandbox(PluginSandboxConfig(bwrap="no-such-bwrap-here"))
+    with pytest.raises(PluginSandboxUnavailable, match="bubblewrap"):
+        sandbox.probe()
+
+
+def test_the_start_check_passes_here() -> None:
+    PluginSandbox().probe()  # CI installs bubblewrap; a failure here says why the sandbox cannot run
+
+
+FLOOD = """
+import sys
+
+def run(input_data, context):
+    for _ in range(2000):
+        print("x" * 500)
+    sys.stdout.flush()
+    return {"printed": 2000}
+"""
+
+
+@pytest.mark.timeout(60)
+async def test_a_flood_of_prints_is_capped_and_never_reaches_the_protocol(
+    tools: Path, data: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tools / "flood.py").write_text(plugin_source("flood", FLOOD))
+    caplog.set_level(logging.INFO, logger="truloop.plugin.flood")
+    async with serving(tools, data, plugin_isolation="sandbox") as server, Client(server) as c:
+        result = await c.call_tool("flood", {})
+        assert result.structured_content == {"printed": 2000}
+        again = await c.call_tool("flood", {})
+        assert again.structured_content == {"printed": 2000}
+    relayed = [r for r in caplog.records if r.name == "truloop.plugin.flood"]
+    assert relayed, "the prints reach the server's log"
+    assert sum(len(r.getMessage()) for r in relayed) <= STDERR_CAP + 2000
+    assert any("dropped" in r.getMessage() for r in relayed)

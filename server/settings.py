@@ -262,8 +262,9 @@ class Settings(BaseSettings):
             "let the model manage its own tools in --tools-dir: `list_custom_tools`, `tool_registry_status`, "
             "`create_or_update_custom_tool_file`, `delete_custom_tool_file`, `reload_custom_tools` (stdio only, unless "
             "`--tool-authoring-http`; a new tool is checked and tried before it serves, a changed one goes through the "
-            "canary; see *Writing a plugin*)",
+            "canary; see *Writing a plugin*); the folder's code then runs only in the plugin sandbox",
             flag="--tool-authoring",
+            env="TRULOOP_TOOL_AUTHORING",
         ),
     ] = False
     tool_authoring_http: Annotated[

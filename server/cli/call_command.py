@@ -43,6 +43,8 @@ CALL_SETTINGS = (
     "gates",
     "tools_dir",
     "plugin_isolation",
+    "plugin_network",
+    "tool_authoring",
     "canary_key",
     "redis_url",
     "redis_prefix",

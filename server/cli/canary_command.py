@@ -30,7 +30,11 @@ from toolsets.pipeline.canary.metrics import Stats, windows
 from toolsets.pipeline.canary.state import CanaryState
 
 FAILED = 1
-SETTINGS = {"data_dir", "redis_url", "tools_dir", "audit_log", "log_level"}
+# where the folder is and where its code may run (the sandbox with authoring): candidate files are imported
+SETTINGS = {
+    "data_dir", "redis_url", "tools_dir", "audit_log", "log_level", "plugin_isolation", "plugin_network",
+    "tool_authoring",
+}  # fmt: skip
 NOT_STARTED = "not started"  # a candidate file no server has loaded yet (status with --tools-dir)
 
 

@@ -1,7 +1,7 @@
 """`ToolAuthoring`: what the authoring tools do to the tools folder, through the deployment's plugin catalog.
 
 Each action serialises on one lock (two writes of one folder never interleave), checks with the catalog
-(`check_text`: the same checks as `truloop-mcp tools check`, in a worker process under process isolation), moves
+(`check_text`: the same checks as `truloop-mcp tools check`, in a worker inside the plugin sandbox), moves
 files (files.py), remembers new tools' trials (ledger.py), rescans the catalog so the change serves at once, and
 writes one `authoring` audit line through the sink the composition root passed in.
 """

@@ -230,8 +230,15 @@ def test_over_http_an_authored_tool_cannot_take_over_sign_in(tmp_path: Path) -> 
                 report = await call_ok(c, "probe", arguments)
                 assert_contained(report, marker)
                 assert (await call_ok(c, "probe", arguments))["id"] == report["id"]
+                await call_ok(c, "save_memory", {"content": "reach minji at minji.kim@example.com or 010-1234-5678"})
 
         anyio.run(scenario)
+        deadline = time.monotonic() + 10  # the audit log is written by a thread of its own
+        while '"save_memory"' not in audit_text(data) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        text = audit_text(data)
+        assert '"save_memory"' in text
+        assert "minji.kim@example.com" not in text and "010-1234-5678" not in text
         headers = {"Accept": "application/json, text/event-stream", "Authorization": "Bearer letmein.minji"}
         answer = httpx.post(f"{base}/mcp", json=INIT, headers=headers, timeout=10)
         assert answer.status_code == 401

@@ -109,3 +109,23 @@ async def test_a_flood_of_prints_is_capped_and_never_reaches_the_protocol(
     assert relayed, "the prints reach the server's log"
     assert sum(len(r.getMessage()) for r in relayed) <= STDERR_CAP + 2000
     assert any("dropped" in r.getMessage() for r in relayed)
+
+
+LEAVER = """
+import os, subprocess
+
+def run(input_data, context):
+    if input_data.get("leave"):
+        subprocess.Popen(["sleep", "300"])  # still running when the call returns
+    return {"pids": sorted(int(entry) for entry in os.listdir("/proc") if entry.isdigit())}
+"""
+
+
+@pytest.mark.timeout(60)
+async def test_what_a_call_leaves_running_ends_with_it(tools: Path, data: Path) -> None:
+    (tools / "leaver.py").write_text(plugin_source("leaver", LEAVER))
+    async with serving(tools, data, plugin_isolation="sandbox") as server, Client(server) as c:
+        left = await c.call_tool("leaver", {"leave": True})
+        assert left.structured_content is not None and len(left.structured_content["pids"]) == 3  # bwrap, us, sleep
+        after = await c.call_tool("leaver", {})
+        assert after.structured_content is not None and len(after.structured_content["pids"]) == 2, after

@@ -280,7 +280,8 @@ class ProcessRunner:
         return {"op": "load", "path": str(self._source.path), "source": self._source.text, "module": self._module}
 
     def _create_request(self) -> dict[str, Any]:
-        return {"op": "create", **(self._header or {})}
+        # in the sandbox, the worker kills what a call left running once no call runs (its PID namespace is its own)
+        return {"op": "create", **(self._header or {}), "reap": self._sandbox is not None}
 
     async def _launch(self) -> _Worker:
         if self._sandbox is not None:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import itertools
 import json
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -58,6 +60,8 @@ class Worker:
         self._header: dict[str, Any] = {}
         self._nested: dict[int, concurrent.futures.Future[dict[str, Any]]] = {}  # nid -> the plugin's wait
         self._nids = itertools.count(1)
+        self._in_flight = 0
+        self._reap = False  # in the sandbox: what a call left running is killed once no call runs
 
     def send(self, message: dict[str, Any]) -> None:
         """Write one line. A result that is not JSON data becomes that call's `error` (`not_json`); any other
@@ -141,6 +145,25 @@ class Worker:
             return await result
         return result
 
+    async def _call(self, message: dict[str, Any]) -> None:
+        call_id = message["id"]
+        task = asyncio.current_task()
+        if task is not None:
+            self._calls_by_task[task] = call_id
+        try:
+            value = await self.invoke(
+                self._run, message.get("input") or {}, self.context(message.get("info"), call_id), call_id=call_id
+            )
+        except BaseException as exc:
+            trace = traceback.format_exc(limit=20)
+            error = {"op": "error", "id": call_id, "type": type(exc).__name__, "message": trace}
+            fatal = fatal_kind(exc)
+            return self.send({**error, "fatal": fatal} if fatal else error)
+        finally:
+            if task is not None:
+                self._calls_by_task.pop(task, None)
+        return self.send({"op": "result", "id": call_id, "value": value})
+
     async def handle(self, message: dict[str, Any]) -> None:
         op = message.get("op")
         if op == "load":
@@ -156,6 +179,7 @@ class Worker:
         if op == "create":
             assert self._loaded is not None
             self._header = {key: message[key] for key in ("name", "version", "data_dir")}
+            self._reap = bool(message.get("reap"))
             if self._loaded.create is not None:
                 try:
                     self._instance = await self.invoke(self._loaded.create, self.context())
@@ -167,23 +191,13 @@ class Worker:
                     return self.send({"op": "failed", "message": message_text})
             return self.send({"op": "created"})
         if op == "call":
-            call_id = message["id"]
-            task = asyncio.current_task()
-            if task is not None:
-                self._calls_by_task[task] = call_id
+            self._in_flight += 1
             try:
-                value = await self.invoke(
-                    self._run, message.get("input") or {}, self.context(message.get("info"), call_id), call_id=call_id
-                )
-            except BaseException as exc:
-                trace = traceback.format_exc(limit=20)
-                error = {"op": "error", "id": call_id, "type": type(exc).__name__, "message": trace}
-                fatal = fatal_kind(exc)
-                return self.send({**error, "fatal": fatal} if fatal else error)
+                return await self._call(message)
             finally:
-                if task is not None:
-                    self._calls_by_task.pop(task, None)
-            return self.send({"op": "result", "id": call_id, "value": value})
+                self._in_flight -= 1
+                if self._reap and not self._in_flight:
+                    reap_strays()
         if op == "tool_result":
             future = self._nested.pop(message.get("nid"), None)  # type: ignore[arg-type]
             envelope = message.get("envelope")
@@ -205,6 +219,19 @@ class Worker:
 
 
 _exit = os._exit  # the real one, for the worker's own ends
+
+
+def reap_strays() -> None:
+    """In the sandbox only (its own PID namespace: pid 1 is bwrap, the rest is ours): kill every process a call
+    left behind (a `sleep &`, a fork bomb's children) and reap our own, so nothing outlives the calls."""
+    me = os.getpid()
+    strays = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in (1, me)]
+    for pid in strays:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in strays:  # our own children are reaped now (a SIGKILLed one ends at once); bwrap reaps the rest
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
 
 
 def report_exits(worker: Worker) -> None:

@@ -9,13 +9,18 @@ Three nets, applied to every string (keys and values) of a call's arguments:
    `비밀번호는 ...`); dates, times, ids, hashes, versions and ordinary numbers are left alone;
 3. any value the server knows as a secret (its JWT secret, state keys, upstream keys) is replaced.
 Then long strings are cut, and deep or long structures are bounded, so one call cannot bloat the log.
+
+Every pattern runs in time linear in the text (at most _SCAN_LIMIT characters of one string): no quantifier can
+backtrack over text another quantifier has read, and the two shapes a regex alone would scan again from every
+start (the local part of an e-mail address, the first segment of a JWT) are found by small scanners that read
+each character a bounded number of times (tests/test_masking_hostile.py).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 from typing import Any
 
 MASKED = "[masked]"
@@ -38,14 +43,12 @@ _START = r"(?<![0-9A-Za-z_.+-])"
 _END = r"(?![0-9A-Za-z_]|-\d)"
 
 
+_LUHN_DOUBLED = str.maketrans("0123456789", "0246813579")  # a digit doubled, less 9 when that is over 9
+
+
 def _luhn(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = ord(char) - 48
-        if index % 2:
-            value = value * 2 - 9 if value > 4 else value * 2
-        total += value
-    return total % 10 == 0
+    """The Luhn check, without a Python loop per digit (a hostile run of card-shaped groups calls it often)."""
+    return sum(map(int, digits[-1::-2] + digits[-2::-2].translate(_LUHN_DOUBLED))) % 10 == 0
 
 
 def _card_network(digits: str) -> bool:
@@ -64,7 +67,7 @@ def _card(match: re.Match[str]) -> str:
     """A card number when its digits have a network's prefix and pass the Luhn check; a trailing group of 3 (a
     19-digit card) may be something else (`4111 1111 1111 1111 123`): then the 16 digits before it are tried."""
     text = match.group()
-    digits = re.sub(r"\D", "", text)
+    digits = text.replace(" ", "").replace("-", "")  # the only separators the pattern takes
     if not _card_network(digits):
         return text
     if _luhn(digits):
@@ -108,6 +111,65 @@ _SECRET_VALUE = re.compile(
 
 Replacement = str | Callable[[re.Match[str]], str]
 Gate = Callable[[str, str], object]  # (text, text.lower()) -> whether a stage's patterns can match at all
+Rewrite = Callable[[str], str]
+
+
+def _sub(pattern: re.Pattern[str], replacement: Replacement) -> Rewrite:
+    return functools.partial(pattern.sub, replacement)
+
+
+# An e-mail address is `[A-Za-z0-9._%+-]+@domain`. As one regex, a search tries every start inside a long run of
+# local-part characters and reads the run to its end each time (`"a" * 65535 + "@"`: quadratic). So the search
+# finds each `@` with a local-part character before it and a domain after it (domains hold no `@`, so each
+# character is read by one domain match), and the local part is read backwards from that `@`, never past the
+# previous `@` or the previous address: the leftmost start a regex would take, with each character read once.
+_EMAIL_AT = re.compile(r"(?<=[A-Za-z0-9._%+-])@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_LOCAL_PART = re.compile(r"[A-Za-z0-9._%+-]*")
+
+
+def _mask_emails(text: str) -> str:
+    pieces: list[str] = []
+    copied = 0  # text before this is in `pieces` (or is a masked address)
+    floor = 0  # a local part starts at or after this: after the previous `@` and the previous address
+    for match in _EMAIL_AT.finditer(text):
+        at = match.start()
+        start = max(copied, floor)
+        floor = at + 1
+        local = _LOCAL_PART.match(text[start:at][::-1]).end()  # type: ignore[union-attr]  # `*` always matches
+        if local:
+            pieces.append(text[copied : at - local])
+            pieces.append("[email]")
+            copied = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[copied:])
+    return "".join(pieces)
+
+
+# A JWT is `eyJ<5+>.<5+>.<any>` over [A-Za-z0-9_-]. As one regex, every `eyJ` inside a long run of those
+# characters (`"eyJab-" * 10000`) reads the run to its end. When a start fails, so does every later one in the
+# same run (it ends at the same character, only shorter), so the scan skips to the run's end.
+_JWT_START = re.compile(r"\beyJ(?=[A-Za-z0-9_-]{5})")
+_JWT_REST = re.compile(r"[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def _mask_jwts(text: str) -> str:
+    pieces: list[str] = []
+    copied = position = 0
+    while start := _JWT_START.search(text, position):
+        rest = _JWT_REST.match(text, start.end())
+        if rest:
+            pieces.append(text[copied : start.start()])
+            pieces.append("[jwt]")
+            copied = position = rest.end()
+        else:
+            position = _TOKEN_RUN.match(text, start.end()).end()  # type: ignore[union-attr]  # `*` always matches
+    if not pieces:
+        return text
+    pieces.append(text[copied:])
+    return "".join(pieces)
+
 
 _API_KEY_HINT = re.compile(r"sk-|AIza|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|secret_|ntn_|_live_|_test_")
 _NUMBER_HINT = re.compile(r"\d{3}[ .-]?\d{4}")  # in every number below but the international ones, not in dates
@@ -119,12 +181,12 @@ _WORD_HINT = re.compile(
 # Stages in order, each with the hint it needs (checked once, so most text skips most patterns). Order matters:
 # whole tokens before the shorter shapes that could match inside them, and the values after secret words
 # last, so a card or a phone number there is still called what it is.
-_STAGES: tuple[tuple[Gate, tuple[tuple[re.Pattern[str], Replacement], ...]], ...] = (
+_STAGES: tuple[tuple[Gate, tuple[Rewrite, ...]], ...] = (
     # "Bearer <token>", not "the bearer of": a token has a digit, the shape of a JWT, or 20 characters
     (
         lambda text, lowered: "bearer" in lowered,
         (
-            (
+            _sub(
                 re.compile(
                     r"(?i:\bbearer)\s+(?=[A-Za-z0-9._~+/=-]*\d|[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]"
                     r"|[A-Za-z0-9._~+/=-]{20})[A-Za-z0-9._~+/=-]{5,}"
@@ -135,12 +197,12 @@ _STAGES: tuple[tuple[Gate, tuple[tuple[re.Pattern[str], Replacement], ...]], ...
     ),
     (
         lambda text, lowered: "eyJ" in text,
-        ((re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"), "[jwt]"),),
+        (_mask_jwts,),
     ),
     (
         lambda text, lowered: _API_KEY_HINT.search(text),
         (
-            (
+            _sub(
                 re.compile(
                     r"\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic, Stripe-style
                     r"|AIza[0-9A-Za-z_-]{30,}"  # Google
@@ -156,19 +218,19 @@ _STAGES: tuple[tuple[Gate, tuple[tuple[re.Pattern[str], Replacement], ...]], ...
     ),
     (
         lambda text, lowered: "@" in text,
-        ((re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"), "[email]"),),
+        (_mask_emails,),
     ),
     (
         lambda text, lowered: _NUMBER_HINT.search(text),
         (
             # Korean resident registration number: YYMMDD, then 1-8 (century and sex, or a foreigner's), 6 digits.
-            (
+            _sub(
                 re.compile(rf"{_START}\d{{2}}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-?[1-8]\d{{6}}{_END}"),
                 "[rrn]",
             ),
             # Card numbers: 13-19 digits, whole or in groups (4-4-4-4[-3], Amex 4-6-5, Diners 4-6-4), a network's
             # prefix, Luhn-checked.
-            (
+            _sub(
                 re.compile(
                     rf"{_START}[1-9](?:\d{{12,18}}"
                     r"|\d{3}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,4}(?P<fifth>(?P=sep)\d{3})?"
@@ -178,7 +240,7 @@ _STAGES: tuple[tuple[Gate, tuple[tuple[re.Pattern[str], Replacement], ...]], ...
             ),
             # Korean numbers: mobile 010-1234-5678 / 01012345678 / +82 10 1234 5678, landline 02-123-4567,
             # 031-...; never preceded or followed by a digit or a dash, so 2026-03-10 and its times stay.
-            (
+            _sub(
                 re.compile(
                     r"(?<![0-9A-Za-z_+-])(?:\+82[ .-]?\(?0?\)?[ .-]?|\(?0)"  # +82 (0)10 or 010
                     r"(?:1[016789]|2|[3-6][1-5]|70|50[2-8])\)?[ .-]?\d{3,4}[ .-]?\d{4}"  # mobile, Seoul, regions, VoIP
@@ -193,7 +255,7 @@ _STAGES: tuple[tuple[Gate, tuple[tuple[re.Pattern[str], Replacement], ...]], ...
     (
         lambda text, lowered: _INTERNATIONAL_HINT.search(text),
         (
-            (
+            _sub(
                 re.compile(
                     r"(?<![0-9A-Za-z_+])(?:\+[1-9]\d{0,2}|00[1-9]\d{0,2}(?=[ .-]))(?:[ .-]?\(\d{1,4}\))?"
                     r"[ .-]?\d{2,12}(?:[ .-]\d{1,5}){0,4}(?![0-9A-Za-z_]|-\d)"
@@ -202,7 +264,7 @@ _STAGES: tuple[tuple[Gate, tuple[tuple[re.Pattern[str], Replacement], ...]], ...
             ),
         ),
     ),
-    (lambda text, lowered: _WORD_HINT.search(lowered), ((_SECRET_VALUE, rf"\g<word>{MASKED}"),)),
+    (lambda text, lowered: _WORD_HINT.search(lowered), (_sub(_SECRET_VALUE, rf"\g<word>{MASKED}"),)),
 )
 _SHORT = 64  # strings up to this long (dates, enums, ids) repeat: their masked form is remembered
 _SHORT_CACHE = 4096
@@ -259,13 +321,13 @@ class Masker:
         lowered = scanned.lower()
         for gate, patterns in _STAGES:
             if gate(scanned, lowered):
-                for pattern, replacement in patterns:
-                    scanned = pattern.sub(replacement, scanned)
+                for rewrite in patterns:
+                    scanned = rewrite(scanned)
         if len(scanned) > MAX_STRING or len(text) > _SCAN_LIMIT:
             return f"{scanned[:MAX_STRING]}...[{len(text)} chars]"
         return scanned
 
 
-@lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)
 def is_secret_key(key: str) -> bool:
     return bool(_SECRET_KEY.search(re.sub(r"[^a-z0-9가-힣]", "", key.lower())))

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.masking_hostile import HOSTILE, SIZE
-from toolsets.pipeline.audit.masking import _SECRET_KEY, Masker, _mask_emails, _mask_jwts
+from toolsets.pipeline.audit.masking import _SECRET_KEY, VALUE_SCAN_LIMIT, Masker, _mask_emails, _mask_jwts
 
 LIMIT = 0.050  # seconds for one 64 KiB string, best of 3 (each takes a few ms; quadratic ones took seconds)
 
@@ -65,3 +65,17 @@ def test_the_jwt_scanner_masks_what_the_regex_did() -> None:
     for _ in range(20_000):
         text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 16)))
         assert _mask_jwts(text) == _JWT.sub("[jwt]", text), text
+
+
+@pytest.mark.timeout(60)
+def test_one_value_scans_a_bounded_number_of_characters() -> None:
+    """Audit lines are masked on the event loop: a call's arguments scan VALUE_SCAN_LIMIT characters at most,
+    and longer strings past it are replaced, not kept."""
+    hostile = [text for _, text in HOSTILE[:20]]
+    arguments = {"notes": hostile, "deep": [[hostile]], "last": "minji@example.com"}
+    assert best_of_3(lambda: Masker().value(arguments)) < 4 * LIMIT
+    masked = Masker().value(arguments)
+    assert masked["last"] == "[email]"  # short strings are always masked
+    unscanned = sum("chars not scanned" in note for note in masked["notes"])
+    assert 20 - VALUE_SCAN_LIMIT // SIZE - 1 <= unscanned <= 20 - VALUE_SCAN_LIMIT // SIZE  # ~64 KiB each
+    assert Masker().value({"note": "minji@example.com", "n": 3}) == {"note": "[email]", "n": 3}

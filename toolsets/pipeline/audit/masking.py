@@ -28,6 +28,9 @@ MAX_STRING = 512  # characters of one string kept in a line
 MAX_ITEMS = 50  # items of one list or object kept in a line
 MAX_DEPTH = 8
 _SCAN_LIMIT = 64 * 1024  # characters scanned per string: the rest is cut anyway
+# characters scanned per value (a call's arguments): audit lines are masked on the event loop, so one call's
+# line costs it a few milliseconds at most; longer strings past it are not scanned, and not kept
+VALUE_SCAN_LIMIT = 256 * 1024
 
 # A key naming a secret or a personal contact, compared without case or separators (`apiKey`, `api-key`,
 # `비밀번호`).
@@ -278,8 +281,12 @@ class Masker:
         self._short: dict[str, str] = {}
 
     def value(self, value: Any, depth: int = 0) -> Any:
+        """`value` masked, scanning VALUE_SCAN_LIMIT characters of its strings (keys included) at most."""
+        return self._value(value, depth, [VALUE_SCAN_LIMIT])
+
+    def _value(self, value: Any, depth: int, budget: list[int]) -> Any:
         if isinstance(value, str):
-            return self.text(value)
+            return self._budgeted(value, budget)
         if value is None or isinstance(value, bool | int | float):
             return value
         if depth >= MAX_DEPTH:
@@ -290,18 +297,32 @@ class Masker:
                 if index == MAX_ITEMS:
                     masked["[more]"] = len(value) - MAX_ITEMS
                     break
-                name = self.text(str(key))
+                key = str(key)
+                name = self._budgeted(key, budget)
                 masked[name] = (
-                    MASKED if item not in (None, "") and is_secret_key(str(key)) else self.value(item, depth + 1)
+                    MASKED
+                    if item not in (None, "") and is_secret_key(key[:_SCAN_LIMIT])
+                    else self._value(item, depth + 1, budget)
                 )
             return masked
         if isinstance(value, list | tuple | set | frozenset):
             items = list(value)
-            kept = [self.value(item, depth + 1) for item in items[:MAX_ITEMS]]
+            kept = [self._value(item, depth + 1, budget) for item in items[:MAX_ITEMS]]
             if len(items) > MAX_ITEMS:
                 kept.append(f"[+{len(items) - MAX_ITEMS} more]")
             return kept
-        return self.text(str(value))
+        return self._budgeted(str(value), budget)
+
+    def _budgeted(self, text: str, budget: list[int]) -> str:
+        """`text` masked while the value's budget lasts; short strings (keys, ids, dates) cost microseconds, so
+        they always are."""
+        cost = min(len(text), _SCAN_LIMIT)
+        if cost > _SHORT:
+            if cost > budget[0]:
+                budget[0] = 0
+                return f"[{len(text)} chars not scanned]"
+            budget[0] -= cost
+        return self.text(text)
 
     def text(self, text: str) -> str:
         if len(text) > _SHORT:

@@ -49,7 +49,8 @@ class ClaimNames:
 class JwtVerifier:
     """`TokenVerifier` for the bearer tokens of HTTP.
 
-    - With a static secret (TRULOOP_JWT_SECRET): HS256 tokens, `iss` checked when TRULOOP_JWT_ISSUER is set.
+    - With a static secret (TRULOOP_JWT_SECRET): HS256 tokens, `exp` required, `iss` checked when
+      TRULOOP_JWT_ISSUER is set.
     - With an issuer (`--oauth-issuer`): tokens signed with one of the issuer's published keys (RS/PS/ES),
       `iss` = the issuer, `exp` required. Both may be configured: the token's algorithm picks the check.
 
@@ -147,7 +148,7 @@ class JwtVerifier:
         """The checked claims of `token` signed with `key`, or RefusedTokenError."""
         import jwt
 
-        required = ["sub", "aud", *(("exp", "iss") if issued_by_issuer else ())]
+        required = ["sub", "aud", "exp", *(("iss",) if issued_by_issuer else ())]  # no token lives forever
         issuer = self._issuer_keys.issuer if issued_by_issuer and self._issuer_keys is not None else self._issuer
         try:
             claims = jwt.decode(

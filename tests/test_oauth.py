@@ -348,7 +348,7 @@ async def test_truloop_token_mints_a_token_the_server_accepts(static: tuple[str,
     assert "get_day_of_week" in names
 
 
-def test_static_tokens_for_another_audience_without_one_or_expired_as_a_string_are_refused(
+def test_static_tokens_for_another_audience_without_one_or_exp_or_expired_as_a_string_are_refused(
     static: tuple[str, dict[str, str]],
 ) -> None:
     base, _ = static
@@ -358,6 +358,7 @@ def test_static_tokens_for_another_audience_without_one_or_expired_as_a_string_a
     past = str(int(time.time()) - 120)
     assert description(initialize(resource, token(aud=resource, exp=past))) == "token expired"
     assert description(initialize(resource, token(aud=resource, exp="soon"))) == "exp is not a number"
+    assert description(initialize(resource, token(aud=resource, exp=None))) == "token has no exp claim"
     assert initialize(resource, token(aud=resource, exp=str(int(time.time()) + 60))).status_code == 200
 
 
@@ -399,6 +400,16 @@ async def test_a_numeric_string_exp_is_read_as_a_number_and_never_cached_past_it
     assert all(until <= exp for _, until, _ in verifier._verified.values())
     with pytest.raises(RefusedTokenError, match=r"^token expired$"):
         await verifier.check(token(exp=str(int(time.time()) - 120)))
+
+
+@pytest.mark.anyio
+async def test_an_hs256_token_without_exp_is_refused_as_such() -> None:
+    verifier = JwtVerifier(SecretStr(SECRET), audiences=(AUDIENCE,))
+    with pytest.raises(RefusedTokenError, match=r"^token has no exp claim$"):
+        await verifier.check(token(exp=None))
+    assert await verifier.verify_token(token(exp=None)) is None
+    assert not verifier._verified  # nothing cached
+    assert (await verifier.check(token())).expires_at is not None
 
 
 @pytest.fixture

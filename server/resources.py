@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import weakref
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import mcp.types as types
 from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
@@ -37,6 +38,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger("truloop.resources")
 
 MAX_LISTEN_STREAMS = 1024
+
+
+def checked_uri(params: Any) -> str:
+    """The request's URI, refused (-32602, naming the problem) if it has a NUL, raw or percent-encoded: no
+    resource has one, and a path with one cannot be opened (it would fail as an error with no JSON-RPC code)."""
+    uri = str(params.uri)
+    if "\x00" in uri or "\x00" in unquote(uri):
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message="The resource URI contains a NUL character (raw or %00); no resource has one.",
+            data={"uri": uri},
+        )
+    return uri
 
 
 class ResourceFront:
@@ -79,7 +93,7 @@ class ResourceFront:
         return types.ListResourceTemplatesResult(resource_templates=templates, next_cursor=next_cursor)
 
     async def read(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
-        uri = str(params.uri)
+        uri = checked_uri(params)
         try:
             body = await self.catalog.read(self.scope(), uri)
         except UnknownResourceError as missing:

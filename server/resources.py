@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import weakref
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import mcp.types as types
 from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
@@ -37,6 +38,22 @@ if TYPE_CHECKING:
 logger = logging.getLogger("truloop.resources")
 
 MAX_LISTEN_STREAMS = 1024
+# `resources/subscribe`: at most this many URIs per session (docs/security.md, per-user caps; docs/hosts.md);
+# past it a new URI is refused with -32602 (re-subscribing to one already held is fine), unsubscribe frees one
+MAX_SUBSCRIPTIONS_PER_SESSION = 100
+
+
+def checked_uri(params: Any) -> str:
+    """The request's URI, refused (-32602, naming the problem) if it has a NUL, raw or percent-encoded: no
+    resource has one, and a path with one cannot be opened (it would fail as an error with no JSON-RPC code)."""
+    uri = str(params.uri)
+    if "\x00" in uri or "\x00" in unquote(uri):
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message="The resource URI contains a NUL character (raw or %00); no resource has one.",
+            data={"uri": uri},
+        )
+    return uri
 
 
 class ResourceFront:
@@ -79,7 +96,7 @@ class ResourceFront:
         return types.ListResourceTemplatesResult(resource_templates=templates, next_cursor=next_cursor)
 
     async def read(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
-        uri = str(params.uri)
+        uri = checked_uri(params)
         try:
             body = await self.catalog.read(self.scope(), uri)
         except UnknownResourceError as missing:
@@ -91,19 +108,29 @@ class ResourceFront:
     # -- subscriptions -------------------------------------------------------------------------------------------
 
     async def subscribe(self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> Any:
-        uri = str(params.uri)
+        """Record `uri` for this session, once it names something the caller may read now (refused with the error
+        `resources/read` gives otherwise), up to `MAX_SUBSCRIPTIONS_PER_SESSION` URIs."""
+        uri = checked_uri(params)
         scope = self.scope()
-        if not self.catalog.may_see(scope, uri):
+        try:
+            await self.catalog.check(scope, uri)
+        except UnknownResourceError as missing:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": uri}) from None
+        connection = connection_of(ctx.session)
+        if connection is None:
+            return types.EmptyResult()
+        # from here on nothing awaits: the count checked is the count added to
+        uris = self._subscribed.setdefault(connection, (scope.user_id, set()))[1]
+        if uri not in uris and len(uris) >= MAX_SUBSCRIPTIONS_PER_SESSION:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"No resource {uri!r} that you can subscribe to; resources/list shows what there is.",
-                data={"uri": uri},
+                message=(
+                    f"Subscription limit reached: at most {MAX_SUBSCRIPTIONS_PER_SESSION} resources per session; "
+                    "resources/unsubscribe from one first."
+                ),
+                data={"uri": uri, "limit": MAX_SUBSCRIPTIONS_PER_SESSION},
             )
-        connection = connection_of(ctx.session)
-        if connection is not None:
-            owner, uris = self._subscribed.get(connection, (scope.user_id, set()))
-            uris.add(uri)
-            self._subscribed[connection] = (owner, uris)
+        uris.add(uri)
         return types.EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> Any:

@@ -11,11 +11,13 @@ import anyio
 import mcp.types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 from pydantic import SecretStr
 
 from server.app import build_server
 from server.composition import Deployment
+from server.resources import MAX_SUBSCRIPTIONS_PER_SESSION
 from tests.host_views_data import Store, host_store
 from tests.support import eventually, server_for, services_for, settings
 from toolsets.views.changes import ResourceChanges
@@ -166,3 +168,54 @@ async def test_a_change_noticed_on_one_replica_reaches_a_session_on_another(
             with anyio.fail_after(10):
                 await updates.heard.wait()
     assert updates.uris == [HANDBOOK]
+
+
+async def refusal(call: Any) -> types.ErrorData:
+    with pytest.raises(MCPError) as caught:
+        await call
+    assert caught.value.error.code == types.INVALID_PARAMS, caught.value.error
+    return caught.value.error
+
+
+@pytest.mark.anyio
+async def test_subscriptions_are_capped_per_session(store: Store) -> None:
+    for n in range(MAX_SUBSCRIPTIONS_PER_SESSION + 5):
+        (store.docs / "many" / f"d{n:03}.md").parent.mkdir(exist_ok=True)
+        (store.docs / "many" / f"d{n:03}.md").write_text(f"# {n}\n", encoding="utf-8")
+    uris = [f"truloop://docs/many/d{n:03}.md" for n in range(MAX_SUBSCRIPTIONS_PER_SESSION + 5)]
+    server = server_for("member", services=store.services, user="alice")
+    async with Client(server, mode="legacy") as client, Client(server, mode="legacy") as another:
+        for uri in uris[:MAX_SUBSCRIPTIONS_PER_SESSION]:
+            await client.subscribe_resource(uri)
+        await client.subscribe_resource(uris[0])  # one already held: fine
+        past = await refusal(client.subscribe_resource(uris[MAX_SUBSCRIPTIONS_PER_SESSION]))
+        await client.unsubscribe_resource(uris[0])  # frees one
+        await client.subscribe_resource(uris[MAX_SUBSCRIPTIONS_PER_SESSION])
+        await refusal(client.subscribe_resource(uris[MAX_SUBSCRIPTIONS_PER_SESSION + 1]))
+        await another.subscribe_resource(uris[-1])  # per session: another session has its own
+    assert "Subscription limit reached" in past.message and str(MAX_SUBSCRIPTIONS_PER_SESSION) in past.message
+
+
+@pytest.mark.anyio
+async def test_unknown_uris_are_refused_with_the_error_read_gives(store: Store) -> None:
+    async with Client(server_for("member", services=store.services, user="alice"), mode="legacy") as client:
+        for uri in (
+            "truloop://docs/missing.md",
+            "truloop://nothing",
+            "truloop://events/nope",
+            "truloop://docs/a%00.md",
+        ):
+            subscribing = await refusal(client.subscribe_resource(uri))
+            reading = await refusal(client.read_resource(uri))
+            assert subscribing.message == reading.message, uri
+        await client.subscribe_resource(HANDBOOK)  # what exists is fine
+
+
+@pytest.mark.anyio
+async def test_a_guest_cannot_subscribe_to_what_they_cannot_read(store: Store) -> None:
+    async with Client(server_for("guest", services=store.services, user="gus"), mode="legacy") as client:
+        for uri in (HANDBOOK, "truloop://inbox", f"truloop://events/{store.bob_event}"):
+            subscribing = await refusal(client.subscribe_resource(uri))
+            reading = await refusal(client.read_resource(uri))
+            assert subscribing.message == reading.message, uri
+        await client.subscribe_resource(f"truloop://events/{store.gus_event}")  # invited: fine

@@ -150,3 +150,12 @@ async def test_capabilities_say_what_works_in_each_era(store: Store, mode: str) 
         assert not caps.resources.list_changed  # handshake sessions are told of updates, not of the list
     else:
         assert caps.resources.list_changed is True  # ResourcesListChanged on listen streams
+
+
+@pytest.mark.anyio
+@MODES
+async def test_a_nul_in_a_uri_is_invalid_params_naming_it(store: Store, mode: str) -> None:
+    async with Client(member(store), mode=mode) as client:
+        for uri in ("truloop://docs/a%00b.md", "truloop://docs/a\x00b.md", "truloop://events/x%00"):
+            error = await refused(client.read_resource(uri))
+            assert "NUL" in error.error.message

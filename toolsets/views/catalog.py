@@ -120,9 +120,25 @@ class ResourceCatalog:
             return scope.docs
         return False
 
+    async def check(self, scope: ViewScope, uri: str) -> None:
+        """`UnknownResourceError`, with the message `read` gives, unless `uri` names something `scope` may read
+        now (nothing is read: a document is opened and its size taken, an event looked up)."""
+        if not self.may_see(scope, uri):
+            raise UnknownResourceError(_no_resource(uri))
+        if uri.startswith(EVENT_PREFIX):
+            if await self.event(scope, unquote(uri[len(EVENT_PREFIX) :])) is None:
+                raise UnknownResourceError(_no_event(uri))
+        elif uri.startswith(DOC_PREFIX):
+            from toolsets.views.docs import find_document
+
+            assert self._services is not None
+            path = unquote(uri[len(DOC_PREFIX) :])
+            if await find_document(self._services.docs_dir, path) is None:
+                raise UnknownResourceError(_no_document(path))
+
     async def read(self, scope: ViewScope, uri: str) -> ResourceBody:
         if not self.may_see(scope, uri):
-            raise UnknownResourceError(f"No resource {uri!r} that you can read; resources/list shows what there is.")
+            raise UnknownResourceError(_no_resource(uri))
         if uri == GUIDE_URI:
             from toolsets.views.guide import guide_text
 
@@ -137,7 +153,7 @@ class ResourceCatalog:
         if uri.startswith(EVENT_PREFIX):
             event = await self.event(scope, unquote(uri[len(EVENT_PREFIX) :]))
             if event is None:
-                raise UnknownResourceError(f"No event {uri!r} that you can see; read {EVENTS_URI} for your events.")
+                raise UnknownResourceError(_no_event(uri))
             return ResourceBody(uri, JSON, _dump(await self._view(services, scope, event)))
         from toolsets.views.docs import DocNotFoundError, document_text
 
@@ -145,9 +161,7 @@ class ResourceCatalog:
         try:
             doc, text = await document_text(services.docs_dir, path)
         except DocNotFoundError:
-            raise UnknownResourceError(
-                f"No document {path!r} in the knowledge base; resources/list shows the documents."
-            ) from None
+            raise UnknownResourceError(_no_document(path)) from None
         return ResourceBody(uri, doc.mime_type, text)
 
     async def event(self, scope: ViewScope, event_id: str) -> EventRecord | None:
@@ -186,6 +200,18 @@ class ResourceCatalog:
         from toolsets.assistant.event_views import event_view
 
         return (await event_view(services, event, scope.user_id)).model_dump(mode="json")
+
+
+def _no_resource(uri: str) -> str:
+    return f"No resource {uri!r} that you can read; resources/list shows what there is."
+
+
+def _no_event(uri: str) -> str:
+    return f"No event {uri!r} that you can see; read {EVENTS_URI} for your events."
+
+
+def _no_document(path: str) -> str:
+    return f"No document {path!r} in the knowledge base; resources/list shows the documents."
 
 
 def _dump(value: Any) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from toolsets.infra.store.knowledge.document import split_notion_id
-from toolsets.infra.store.knowledge.files import MAX_FILE_BYTES, SUFFIXES, inside, read_regular_file, scan
+from toolsets.infra.store.knowledge.files import MAX_FILE_BYTES, SUFFIXES, open_inside, scan
 
 MARKDOWN = ("text/markdown", (".md", ".markdown"))
 
@@ -57,42 +57,57 @@ async def list_documents(docs_dir: Path) -> list[DocEntry]:
 
 async def find_document(docs_dir: Path, path: str) -> DocEntry | None:
     """Whether `path` names a document (its entry), without reading it."""
-    return await anyio.to_thread.run_sync(_entry, docs_dir, path)
 
-
-async def document_text(docs_dir: Path, path: str) -> tuple[DocEntry, str]:
-    """The document at `path` and its text (UTF-8, undecodable bytes replaced); `DocNotFoundError` otherwise."""
-
-    def run() -> tuple[DocEntry, str]:
-        entry = _entry(docs_dir, path)
-        if entry is None:
-            raise DocNotFoundError(path)
-        read = read_regular_file(str(_located(docs_dir, path)), MAX_FILE_BYTES)
-        if read is None:
-            raise DocNotFoundError(path)
-        return entry, read[1].decode("utf-8", errors="replace")
+    def run() -> DocEntry | None:
+        fd = _open(docs_dir, path)
+        if fd is None:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        return None if size > MAX_FILE_BYTES else DocEntry(path, title_of(path), mime_type(path), size)
 
     return await anyio.to_thread.run_sync(run)
 
 
-def _located(docs_dir: Path, path: str) -> Path:
-    return docs_dir.resolve() / path
+async def document_text(docs_dir: Path, path: str) -> tuple[DocEntry, str]:
+    """The document at `path` and its text (UTF-8, undecodable bytes replaced); `DocNotFoundError` otherwise.
+
+    The file read is the one checked: opened from the folder's descriptor with no symlink followed
+    (`toolsets.infra.store.knowledge.files.open_inside`), its size taken from that descriptor.
+    """
+
+    def run() -> tuple[DocEntry, str]:
+        fd = _open(docs_dir, path)
+        if fd is None:
+            raise DocNotFoundError(path)
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise DocNotFoundError(path)
+            data = handle.read(MAX_FILE_BYTES)
+        return DocEntry(path, title_of(path), mime_type(path), size), data.decode("utf-8", errors="replace")
+
+    return await anyio.to_thread.run_sync(run)
 
 
-def _entry(docs_dir: Path, path: str) -> DocEntry | None:
+def _open(docs_dir: Path, path: str) -> int | None:
+    """A descriptor of the document at `path` (a regular file inside the folder, reached by no symlinked
+    directory), or None; the same names as the index: no dot-entry, a document's suffix."""
     parts = path.split("/")
-    if not path or any(part in ("", ".", "..") or part.startswith(".") for part in parts) or "\\" in path:
+    if (
+        not path
+        or "\x00" in path
+        or "\\" in path
+        or any(part in ("", ".", "..") or part.startswith(".") for part in parts)
+    ):
         return None
-    if not path.lower().endswith(SUFFIXES) or not docs_dir.is_dir():
+    if not path.lower().endswith(SUFFIXES):
         return None
-    root = str(docs_dir.resolve())
-    target = os.path.realpath(os.path.join(root, *parts))
-    if not inside(target, root) or not os.path.isfile(target):
-        return None
-    for depth in range(1, len(parts)):  # no symlinked directory on the way (the index does not descend them)
-        if os.path.islink(os.path.join(root, *parts[:depth])):
+    try:
+        if not docs_dir.is_dir():
             return None
-    size = os.stat(target).st_size
-    if size > MAX_FILE_BYTES:
+        return open_inside(str(docs_dir.resolve()), path)
+    except (OSError, ValueError):
         return None
-    return DocEntry(path, title_of(path), mime_type(path), size)

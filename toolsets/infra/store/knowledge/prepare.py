@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolsets.infra.store.knowledge.document import Chunk, parse_document
-from toolsets.infra.store.knowledge.files import MAX_FILE_BYTES, inside, read_regular_file
+from toolsets.infra.store.knowledge.files import MAX_FILE_BYTES, read_inside
 from toolsets.infra.text import Analyzer
 
 
@@ -39,12 +38,8 @@ def prepare_batch(
     vanished: list[str] = []
     root_text = str(root)
     for relative in paths:
-        target = os.path.realpath(os.path.join(root_text, relative))
-        if not inside(target, root_text):
-            vanished.append(relative)
-            continue
-        try:
-            read = read_regular_file(target, MAX_FILE_BYTES + 1)
+        try:  # opened the way the scan checked it: inside the folder, no symlink followed on the way
+            read = read_inside(root_text, relative, MAX_FILE_BYTES + 1)
         except OSError:
             read = None
         if read is None:

@@ -138,18 +138,17 @@ class IssuerKeys:
         try:
             with anyio.fail_after(self.DEADLINE):
                 keys = await self._fetch()
-        except (KeysUnavailableError, TimeoutError) as exc:
-            failure = exc if isinstance(exc, KeysUnavailableError) else None
-            if failure is None:
-                failure = KeysUnavailableError(
-                    f"{self.issuer} did not send its signing keys within {self.DEADLINE:g} s"
-                )
-            self._failed_at = self._clock()
-            logger.warning("%s", failure)
-            return failure
-        self._keys = keys
-        self._loaded_at = self._clock()
-        return None
+        except TimeoutError:
+            failure = KeysUnavailableError(f"{self.issuer} did not send its signing keys within {self.DEADLINE:g} s")
+        except KeysUnavailableError as exc:
+            failure = exc
+        else:
+            self._keys = keys
+            self._loaded_at = self._clock()
+            return None
+        self._failed_at = self._clock()
+        logger.warning("%s", failure)
+        return failure
 
     async def _fetch(self) -> dict[str | None, tuple[PyJWK, dict[str, Any]]]:
         import httpx

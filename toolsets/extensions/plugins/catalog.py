@@ -465,9 +465,8 @@ class PluginCatalog:
         is awaited once it imported, before its name is checked (the loads before it settle theirs first)."""
         create = self._create if create is None else create
         name = module_name(source.path, source.version)
-        if self.sandbox is not None:
-            return await self._load_in_worker(source, name, state, create=create, ready=ready)
-        if self.config is not None and self.config.isolation == "process" and (create or self._tg is not None):
+        in_process_mode = self.config is not None and self.config.isolation == "process"
+        if self.sandbox is not None or (in_process_mode and (create or self._tg is not None)):
             return await self._load_in_worker(source, name, state, create=create, ready=ready)
         async with self._importing:
             checked = await check_import(source, name, IMPORT_SECONDS)  # in a child, killed if it hangs
@@ -507,12 +506,29 @@ class PluginCatalog:
         ready: Callable[[], Awaitable[None]] | None,
     ) -> PluginVersion:
         """In a worker process (in the sandbox, when there is one): the plugin's code (its import too) never runs
-        in this one."""
+        in this one. Outside `running()` (`tools check FILE`) the worker lives in a task group of its own and is
+        gone once the file is checked."""
+        if self._tg is not None:
+            return await self._in_worker(source, name, state, self._tg.start_soon, create=create, ready=ready)
+        async with anyio.create_task_group() as tg:
+            version = await self._in_worker(source, name, state, tg.start_soon, create=False, ready=ready)
+            with anyio.CancelScope(shield=True):
+                await version.runner.stop()  # its reader task ends with it, so the task group can close
+        return version
+
+    async def _in_worker(
+        self,
+        source: PluginSource,
+        name: str,
+        state: _FileState,
+        spawn: Callable[..., Any],
+        *,
+        create: bool,
+        ready: Callable[[], Awaitable[None]] | None,
+    ) -> PluginVersion:
         from toolsets.extensions.plugins.process import ProcessRunner
 
-        if self._tg is None:  # a check outside `running()` (`tools check FILE`): a worker of its own, gone after
-            return await self._checked_in_worker(source, name, state, ready=ready)
-        runner = ProcessRunner(source, name, self._tg.start_soon, self.sandbox)
+        runner = ProcessRunner(source, name, spawn, self.sandbox)
         try:
             async with self._importing:
                 raw = await runner.load()
@@ -526,29 +542,6 @@ class PluginCatalog:
         hints = spec.hints
         runner.identify(spec.name, self._data_dir(spec, create), retry_safe=hints.read_only or hints.idempotent)
         return await self._started(spec, source, runner, create)
-
-    async def _checked_in_worker(
-        self,
-        source: PluginSource,
-        name: str,
-        state: _FileState,
-        *,
-        ready: Callable[[], Awaitable[None]] | None,
-    ) -> PluginVersion:
-        from toolsets.extensions.plugins.process import ProcessRunner
-
-        async with anyio.create_task_group() as tg:
-            runner = ProcessRunner(source, name, tg.start_soon, self.sandbox)
-            try:
-                async with self._importing:
-                    raw = await runner.load()
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await runner.abort()
-        if ready is not None:
-            await ready()
-        spec = self._accepted(parse_spec(raw), source.path, state)
-        return await self._started(spec, source, runner, False)
 
     async def _started(
         self, spec: PluginSpec, source: PluginSource, runner: PluginRunner, create: bool
@@ -585,6 +578,8 @@ class PluginCatalog:
         return spec
 
     def _data_dir(self, spec: PluginSpec, create: bool) -> Path:
+        if self.sandbox is not None:  # the host's folders are not there: a scratch folder in the sandbox
+            return self.sandbox.data_dir
         if self.config is None:  # a file checked without a tools folder: nothing runs, nothing is written
             return Path(spec.name)
         folder = self.config.data_dir / spec.name

@@ -24,8 +24,9 @@ MAX_PER_CALL = 64
 MAX_NAME = 128
 
 
-def _refused(code: str, reason: str) -> dict[str, Any]:
-    return {"ok": False, "code": code, "reason": reason, "retryable": False}
+def refusal(code: str, reason: str, *, retryable: bool = False) -> dict[str, Any]:
+    """The envelope of a nested call that did not run (or not to the end)."""
+    return {"ok": False, "code": code, "reason": reason, "retryable": retryable}
 
 
 @dataclass(eq=False)
@@ -37,17 +38,17 @@ class NestedCalls:
 
     async def __call__(self, name: Any, arguments: Any) -> dict[str, Any]:
         if not isinstance(name, str) or not name or len(name) > MAX_NAME:
-            return _refused("validation", "call_tool needs a tool name (a string)")
+            return refusal("validation", "call_tool needs a tool name (a string)")
         if not isinstance(arguments, dict):
-            return _refused("validation", "call_tool's arguments must be an object")
+            return refusal("validation", "call_tool's arguments must be an object")
         door = self.ctx.door
         if door is None:
-            return _refused("not_configured", "this call did not come through the front door; nothing to call back")
+            return refusal("not_configured", "this call did not come through the front door; nothing to call back")
         if self.ctx.depth + 1 > MAX_DEPTH:
-            return _refused("forbidden", f"calls inside calls go at most {MAX_DEPTH} deep")
+            return refusal("forbidden", f"calls inside calls go at most {MAX_DEPTH} deep")
         self.made += 1
         if self.made > MAX_PER_CALL:
-            return _refused("forbidden", f"a call may make at most {MAX_PER_CALL} calls of other tools")
+            return refusal("forbidden", f"a call may make at most {MAX_PER_CALL} calls of other tools")
         outcome = await door.call(nested_context(self.ctx), name, arguments)
         return envelope(outcome)
 
@@ -60,5 +61,5 @@ def envelope(outcome: Any) -> dict[str, Any]:
     if isinstance(outcome, ToolCancelled):
         return {"ok": False, "code": "cancelled", "reason": outcome.reason, "retryable": False}
     if isinstance(outcome, ToolInputRequired):
-        return _refused("cancelled", "the tool needs the user's answer, which a call inside a call cannot ask for")
-    return _refused("handler_error", "no result")
+        return refusal("cancelled", "the tool needs the user's answer, which a call inside a call cannot ask for")
+    return refusal("handler_error", "no result")

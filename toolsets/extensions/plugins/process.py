@@ -30,6 +30,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.extensions.plugins.context import ProgressSink
 from toolsets.extensions.plugins.failures import PluginWorkerCrashed, stand_in
+from toolsets.extensions.plugins.nested import refusal
 from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginLoadError
 from toolsets.extensions.plugins.source import PluginSource
 from toolsets.infra.child_env import child_environment
@@ -152,10 +153,6 @@ class ProcessRunner:
     def identify(self, name: str, data_dir: Path, *, retry_safe: bool = False) -> None:
         """The tool's name and data folder, known once its spec was read, for the plugin's context; `retry_safe`:
         a call interrupted by another call's crash may run again (the tool is read-only or idempotent)."""
-        if self._sandbox is not None:  # the host's folder is not there: a scratch folder in the sandbox's /tmp
-            from toolsets.extensions.plugins.sandboxed import DATA_AT
-
-            data_dir = Path(DATA_AT)
         self._header = {"name": name, "version": self._source.version, "data_dir": str(data_dir)}
         self._retry_safe = retry_safe
 
@@ -235,7 +232,7 @@ class ProcessRunner:
         async with receive:
             async for request in receive:
                 if info.call_tool is None:
-                    answer: dict[str, Any] = {"ok": False, "code": "not_configured", "reason": "no way back here"}
+                    answer = refusal("not_configured", "context.call_tool is not offered here")
                 else:
                     answer = await info.call_tool(request.get("name"), request.get("arguments"))
                 with contextlib.suppress(PluginWorkerCrashed):  # the call's own wait sees the worker go
@@ -380,13 +377,8 @@ class ProcessRunner:
             try:
                 reply.nested.send_nowait(message)
             except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                refusal = {
-                    "ok": False,
-                    "code": "rate_limited",
-                    "reason": "too many calls of other tools at once",
-                    "retryable": True,
-                }
-                self._spawn(worker.send, {"op": "tool_result", "nid": message.get("nid"), "envelope": refusal})
+                busy = refusal("rate_limited", "too many calls of other tools at once", retryable=True)
+                self._spawn(worker.send, {"op": "tool_result", "nid": message.get("nid"), "envelope": busy})
         elif op == "exiting" and message.get("id") is not None:
             worker.culprits.add(message["id"])  # its os._exit: the process ends right after this line
         elif worker.control is not None:

@@ -32,6 +32,8 @@ import subprocess
 import sys
 import sysconfig
 import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -109,9 +111,13 @@ class PluginSandbox:
 
     def __init__(self, config: PluginSandboxConfig | None = None) -> None:
         self.config = config or PluginSandboxConfig()
-        self._checked = False
 
     # -- who and what --------------------------------------------------------------------------------------
+
+    @property
+    def data_dir(self) -> Path:
+        """A plugin's `context.data_dir` inside: scratch space in the sandbox's /tmp, as long as the worker lives."""
+        return Path(DATA_AT)
 
     @property
     def host_user(self) -> int | None:
@@ -169,8 +175,9 @@ class PluginSandbox:
             args += ["--setenv", name, value]
         return args
 
-    def command(self, bwrap: str) -> list[str]:
-        """The worker's command line inside the sandbox (bwrap's options go separately, through a pipe)."""
+    def command(self, bwrap: str, program: Sequence[str] | None = None) -> list[str]:
+        """The worker's command line inside the sandbox (bwrap's options go separately, through a pipe);
+        `program`: Python's arguments after `-I` instead of the worker's."""
         limits = self.config.limits
         python, _, sites = self.interpreter
         prlimit = shutil.which("prlimit", path=SYSTEM_PATH)
@@ -183,8 +190,9 @@ class PluginSandbox:
             f"--fsize={limits.file_size}",
             f"--cpu={limits.cpu_seconds}",
         ]
-        boot = BOOT.format(zip=ZIP_AT)
-        return [bwrap, "--", prlimit, *caps, "--", python, "-I", "-c", boot, json.dumps(list(sites))]
+        if program is None:
+            program = ["-c", BOOT.format(zip=ZIP_AT), json.dumps(list(sites))]
+        return [bwrap, "--", prlimit, *caps, "--", python, "-I", *program]
 
     # -- starting ------------------------------------------------------------------------------------------
 
@@ -197,11 +205,26 @@ class PluginSandbox:
             )
         return found
 
-    def _pipes(self) -> tuple[list[str], list[int]]:
-        """bwrap's arguments with `--args FD` (its options) and the worker zip's FD; the FDs to pass."""
-        options_fd = _filled_pipe(b"".join(o.encode() + b"\0" for o in self.options()))
-        zip_fd = _filled_pipe(self.worker_zip)
-        return ["--args", str(options_fd), "--ro-bind-data", str(zip_fd), ZIP_AT], [options_fd, zip_fd]
+    @cached_property
+    def _option_bytes(self) -> bytes:
+        """bwrap's options as `--args` reads them (the same for every worker: computed once)."""
+        return b"".join(option.encode() + b"\0" for option in self.options())
+
+    @contextmanager
+    def _started_as(self, program: Sequence[str] | None = None) -> Iterator[tuple[list[str], dict[str, object]]]:
+        """(the whole command line, the spawn's keyword arguments) of one sandbox: bwrap's options and the worker
+        zip in pipes (`--args FD`, `--ro-bind-data FD`), closed on our side once the process started."""
+        command = self.command(self.bwrap(), program)
+        options_fd = _filled_pipe(self._option_bytes)
+        fds = [options_fd]
+        try:
+            zip_fd = _filled_pipe(self.worker_zip)
+            fds.append(zip_fd)
+            pipes = ["--args", str(options_fd), "--ro-bind-data", str(zip_fd), ZIP_AT]
+            yield self._as_sandbox_user([command[0], *pipes, *command[1:]]), self._spawn_kwargs(fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     def _spawn_kwargs(self, fds: list[int]) -> dict[str, object]:
         return {"cwd": "/", "env": {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}, "pass_fds": tuple(fds)}
@@ -219,30 +242,17 @@ class PluginSandbox:
 
     async def open_worker(self) -> Process:
         """A worker process in a fresh sandbox, its stdin/stdout the protocol, its stderr a pipe."""
-        command = self.command(self.bwrap())
-        extra, fds = self._pipes()
-        try:
-            argv = self._as_sandbox_user([command[0], *extra, *command[1:]])
-            return await anyio.open_process(argv, stdin=-1, stdout=-1, stderr=-1, **self._spawn_kwargs(fds))  # type: ignore[arg-type]
-        finally:
-            for fd in fds:
-                os.close(fd)
+        with self._started_as() as (argv, spawn):
+            return await anyio.open_process(argv, stdin=-1, stdout=-1, stderr=-1, **spawn)  # type: ignore[arg-type]
 
     def probe(self) -> None:
         """Start one sandbox and run Python in it (synchronously, once, at start); PluginSandboxUnavailable naming the
         fix when it cannot run here."""
-        command = self.command(self.bwrap())
-        extra, fds = self._pipes()
-        command = self._as_sandbox_user([command[0], *extra, *command[1:-3], "-c", "import sys; sys.exit(0)"])
         try:
-            done = subprocess.run(
-                command, capture_output=True, timeout=PROBE_SECONDS, check=False, **self._spawn_kwargs(fds)
-            )  # type: ignore[call-overload]
+            with self._started_as(["-c", "import sys; sys.exit(0)"]) as (argv, spawn):
+                done = subprocess.run(argv, capture_output=True, timeout=PROBE_SECONDS, check=False, **spawn)  # type: ignore[call-overload]
         except subprocess.TimeoutExpired:
             raise PluginSandboxUnavailable("starting the plugin sandbox did not finish in time") from None
-        finally:
-            for fd in fds:
-                os.close(fd)
         if done.returncode != 0:
             why = (done.stderr.decode(errors="replace").strip().splitlines() or ["no reason given"])[-1]
             raise PluginSandboxUnavailable(
@@ -250,7 +260,6 @@ class PluginSandbox:
                 "namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces "
                 "> 0, or an AppArmor profile for bwrap on Ubuntu 24.04 and later)"
             )
-        self._checked = True
 
 
 def covering(hidden: tuple[Path, ...], bound: tuple[str, ...]) -> list[str]:

@@ -24,16 +24,9 @@ import pytest
 
 from server.http_app import build_http_app
 from server.issuer_keys import IssuerKeys
-from tests.sign_in import REALM_PATH, AuthorizationServer
+from tests.sign_in import ACCEPT, INIT, REALM_PATH, AuthorizationServer
 from tests.support import AUDIENCE, serve_in_process, settings
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 HUGE = 300 * 1024 * 1024
 CHUNK = b" " * 65536
 ANSWERED_WITHIN = 6.0

@@ -32,7 +32,7 @@ from pydantic import SecretStr
 from server.http_app import build_http_app
 from server.identity import JwtVerifier, RefusedTokenError
 from server.issuer_keys import IssuerKeys, discovery_urls
-from tests.sign_in import REALM_PATH, AuthorizationServer, PrefixProxy
+from tests.sign_in import ACCEPT, INIT, REALM_PATH, AuthorizationServer, PrefixProxy
 from tests.support import (
     AUDIENCE,
     SECRET,
@@ -46,13 +46,6 @@ from tests.support import (
 )
 from tests.test_typescript_hosts import RUN_TIMEOUT, TS_DIR, _need, _node_env, node_home  # noqa: F401 - a fixture
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 DISCOVERY = TS_DIR / "oauth_discovery.mjs"
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,6 +21,8 @@ if TYPE_CHECKING:
     from bridge.pending import BridgeBackend, Outcome, PendingCall
 
 logger = logging.getLogger("truloop.bridge")
+
+DEVICE_BACKLOG = 256  # envelopes waiting for one device stream; past it the stream is closed (see `_fan_out`)
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -108,7 +109,13 @@ class DeviceBridge:
         for stream in list(self._streams.get(user_id, {}).values()):
             # a closing stream: its device gets the pending calls again when it reconnects
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                stream.send_nowait(envelope)
+                try:
+                    stream.send_nowait(envelope)
+                except anyio.WouldBlock:
+                    logger.warning(
+                        "a device stream of %s was closed: its device left %d envelopes unread", user_id, DEVICE_BACKLOG
+                    )
+                    stream.close()
 
     async def reachable(self, user_id: str) -> bool:
         return self.extra_channel is not None or await self.backend.online(user_id)
@@ -228,13 +235,13 @@ class DeviceBridge:
         from bridge.jsonrpc import Envelope
 
         device_id = secrets.token_hex(8)
-        # Unbounded: an envelope dropped here would strand its call until the device reconnects;
-        # what waits is bounded by the pending calls themselves.
-        send, receive = anyio.create_memory_object_stream[dict[str, Any]](math.inf)
+        # A device that stops reading has its stream closed once DEVICE_BACKLOG envelopes wait (`_fan_out`):
+        # nothing is lost, its pending calls are sent again when it reconnects.
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](DEVICE_BACKLOG)
         self._streams.setdefault(user_id, {})[device_id] = send
         try:
             await self.backend.mark_online(user_id, device_id, self.presence_ttl)
-            for call in await self.backend.pending_for(user_id):
+            for call in (await self.backend.pending_for(user_id))[:DEVICE_BACKLOG]:
                 send.send_nowait(Envelope.wrap(call.request(), call.notification_message).model_dump())
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._keep_present, user_id, device_id)

@@ -9,10 +9,13 @@ the SDK's transport (`speed.lean_http_middleware`)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -23,13 +26,28 @@ from bridge.routes import DeviceCaller, shim_routes
 from server.audit_log import audit_health
 from server.composition import Deployment
 from server.host_guard import HostOriginGuard
+from server.legacy_sse import legacy_sse
 from server.resource_metadata import Resources, metadata_routes, public_base
-from server.sdk_compat import has_live_session
+from server.rpc_peek import RpcPeek
+from server.sdk_compat import (
+    end_session,
+    has_live_session,
+    release_last_message,
+    session_reader_of,
+    sse_reader_of,
+)
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
+from server.unread_backlog import UnreadBacklog
+
+if TYPE_CHECKING:
+    from server.mcp_server import TruloopMCP
 
 logger = logging.getLogger("truloop.http")
 
+
+SSE_PATH, MESSAGE_PATH = "/sse", "/messages/"
+MAX_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK transports' own limit on a POST's body
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
@@ -51,6 +69,16 @@ def host_guard(settings: Settings) -> list[Middleware]:
         )
         return []
     return [Middleware(HostOriginGuard, allowed_hosts=hosts, allowed_origins=origins)]
+
+
+def ender(server: TruloopMCP) -> Callable[[str], Awaitable[bool]]:
+    """How a streamable-HTTP session of `server` is ended from outside (as by DELETE)."""
+    return functools.partial(end_session, server.session_manager)
+
+
+def reader(server: TruloopMCP) -> Callable[[str], Any]:
+    """A streamable-HTTP session's read-stream writer, by id."""
+    return functools.partial(session_reader_of, server.session_manager)
 
 
 def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None) -> Starlette:
@@ -94,7 +122,7 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     main = deployment.mcp_server("member" if settings.auth_enabled else None)
     safe = deployment.mcp_server("notification-safe")
     main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
-    main_sse = main.sse_app(sse_path="/sse", message_path="/messages/", transport_security=guarded_by_the_app)
+    sse_routes, sse_transport = legacy_sse(main, SSE_PATH, MESSAGE_PATH, guarded_by_the_app)
     safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
 
     async def healthz(request: Request) -> JSONResponse:
@@ -128,7 +156,7 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     routes += sign_in
     routes += shim_routes(bridge, identify, deployment.profiles.device_tools)
-    routes += main_sse.routes
+    routes += sse_routes
     routes.append(Mount("/notification-safe", routes=list(safe_http.routes)))
 
     @contextlib.asynccontextmanager
@@ -149,13 +177,29 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
         max_sessions=settings.max_sessions_per_user,
         max_device_streams=settings.max_device_streams_per_user,
         session_paths=("/mcp", "/notification-safe/mcp"),
-        sse_paths=("/sse",),
+        sse_paths=(SSE_PATH,),
         device_stream_paths=("/api/v1/agent/rpc-stream", "/assistant/api/v1/agent/rpc-stream"),
         is_live=is_live,
         default_user=None if settings.auth_enabled else settings.user,
     )
+    backlog = Middleware(
+        UnreadBacklog,
+        max_requests=settings.max_unanswered_requests,
+        max_bytes=settings.max_unanswered_bytes,
+        endpoints={"/mcp": ender(main), "/notification-safe/mcp": ender(safe)},
+        sse_path=SSE_PATH,
+        message_path=MESSAGE_PATH,
+        releases={
+            "/mcp": reader(main),
+            "/notification-safe/mcp": reader(safe),
+            MESSAGE_PATH: functools.partial(sse_reader_of, sse_transport),
+        },
+        release=release_last_message,
+        default_user=None if settings.auth_enabled else settings.user,
+    )
+    peek = Middleware(RpcPeek, paths=("/mcp", "/notification-safe/mcp", MESSAGE_PATH), max_body=MAX_BODY)
     # outermost first: a rebound page is refused before its token or body is looked at
-    stack = [*host_guard(settings), *middleware, caps]
+    stack = [*host_guard(settings), *middleware, caps, peek, backlog]
     if settings.fast_paths:  # innermost: only a request every check above let through
         stack.append(speed.lean_http_middleware({"/mcp": main, "/notification-safe/mcp": safe}))
     app = Starlette(routes=routes, middleware=stack, lifespan=lifespan)

@@ -37,6 +37,7 @@ from server.resource_bus import ScopedBus
 from server.resources import ResourceFront
 from server.sdk_compat import advertise_tools_changed, connection_of, lowlevel_of, subscriptions_of
 from server.tool_lists import ToolLists
+from server.wire_errors import WireErrors
 from server.wire_forms import INSTRUCTIONS, SERVER_NAME
 from toolsets.core.context import RequestInfo, ToolContext
 from toolsets.views.changes import ResourceChanges
@@ -122,6 +123,7 @@ class TruloopMCP(MCPServer):
         low.add_request_handler("completion/complete", types.CompleteRequestParams, self.completion.complete)
         # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
         advertise_tools_changed(self)
+        self.middleware.append(WireErrors())  # outside the lean path: every request answers the same errors
         if fast_paths:
             from server import speed
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
     from mcp.server.lowlevel.server import Server
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.sse import SseServerTransport
     from mcp.server.streamable_http import StreamableHTTPServerTransport
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.subscriptions import SubscriptionBus
@@ -114,6 +115,50 @@ def release_session(transport: StreamableHTTPServerTransport) -> None:
     transport._requests_in_flight -= 1
     if not transport._requests_in_flight:  # the loop's clock: what `anyio.current_time()` reads, for less
         idle.deadline = asyncio.get_running_loop().time() + timeout
+
+
+async def end_session(manager: StreamableHTTPSessionManager, session_id: str) -> bool:
+    """End stateful session `session_id` as a client's DELETE does (`StreamableHTTPServerTransport.terminate`: its
+    streams closed, its requests unanswered, the id refused from then on). False when no such session is live."""
+    transport = manager._server_instances.get(session_id)
+    if transport is None or transport.is_terminated:
+        return False
+    await transport.terminate()
+    return True
+
+
+# What a session's loop is handed so that it lets go of the message before (see `release_last_message`): a
+# notification no handler serves, which the SDK's runner drops with a debug line.
+_RELEASE_METHOD = "notifications/truloop/release"
+
+
+async def release_last_message(writer: Any, deadline: float = 1.0) -> None:
+    """The SDK's message loop (`JSONRPCDispatcher.run`) keeps the last message it received, with its HTTP request
+    and body, until the next one arrives: an idle session pins a 4 MiB request for as long as it lives. Hand the
+    loop an empty notification through `writer` (the session's read-stream writer) so it lets go of it; at most
+    `deadline` seconds, nothing if the session has ended."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCNotification
+
+    with anyio.move_on_after(deadline), contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await writer.send(SessionMessage(JSONRPCNotification(jsonrpc="2.0", method=_RELEASE_METHOD)))
+
+
+def session_reader_of(manager: StreamableHTTPSessionManager, session_id: str) -> Any:
+    """The writer of stateful session `session_id`'s read stream (what its POSTs are handed to), or None."""
+    transport = manager._server_instances.get(session_id)
+    return None if transport is None else transport._read_stream_writer
+
+
+def sse_reader_of(transport: SseServerTransport, session_id: str) -> Any:
+    """The writer of legacy SSE session `session_id`'s read stream (`session_id` as the client sends it), or None."""
+    from uuid import UUID
+
+    try:
+        return transport._read_stream_writers.get(UUID(hex=session_id))
+    except ValueError:
+        return None
 
 
 def loop_dispatcher(connection: Any) -> Any:

@@ -351,6 +351,24 @@ class Settings(BaseSettings):
             metavar="N",
         ),
     ] = Field(default=64, ge=1, le=10_000)
+    max_unanswered_requests: Annotated[
+        int,
+        Source(
+            "requests one MCP session may have waiting for their answer to be read; past it the session is closed",
+            flag="--max-unanswered-requests",
+            env="TRULOOP_MAX_UNANSWERED_REQUESTS",
+            metavar="N",
+        ),
+    ] = Field(default=64, ge=1, le=10_000)
+    max_unanswered_bytes: Annotated[
+        int,
+        Source(
+            "bytes of one user's requests waiting for their answers to be read; past it the biggest session closes",
+            flag="--max-unanswered-bytes",
+            env="TRULOOP_MAX_UNANSWERED_BYTES",
+            metavar="BYTES",
+        ),
+    ] = Field(default=32 * 1024 * 1024, ge=4 * 1024 * 1024, le=1024 * 1024 * 1024)
     max_device_streams_per_user: Annotated[
         int,
         Source(

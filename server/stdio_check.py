@@ -156,7 +156,7 @@ class LineChecker:
             return None, _unreadable(line)
         if not isinstance(data, dict):
             return None, _invalid(None, "a JSON object (batches are not supported)")
-        if "id" in data and not _valid_id(data["id"]):
+        if "id" in data and not valid_id(data["id"]):
             return None, _invalid(None, "an id that is a string or an integer")
         return data, None
 
@@ -181,7 +181,7 @@ class LineChecker:
         elif method == "notifications/cancelled":
             params = data.get("params")
             cancelled = params.get("requestId") if isinstance(params, dict) else None
-            if _valid_id(cancelled):
+            if valid_id(cancelled):
                 self.answered(cancelled)
         return None
 
@@ -249,10 +249,11 @@ def _id_of_unicode_invalid(line: bytes) -> str | int | None:
             request_id.encode("utf-8")
         except UnicodeEncodeError:  # the id itself cannot be echoed
             return None
-    return request_id if _valid_id(request_id) else None
+    return request_id if valid_id(request_id) else None
 
 
-def _valid_id(value: Any) -> bool:
+def valid_id(value: Any) -> bool:
+    """A JSON-RPC id this server accepts: a string or an integer (never null, a fraction or a boolean)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 

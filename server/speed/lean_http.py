@@ -28,8 +28,8 @@ transport `http` and the session id). What the SDK's transport and dispatcher ad
 - a client's `notifications/cancelled` for the call cancels it through the dispatcher's own table of requests in
   flight, and the call is answered with the SDK's `-32800 Request cancelled`; a session that ends under a call
   ends its stream with no answer, as the SDK's does;
-- a handler's exception becomes the dispatcher's JSON-RPC error (its `MCPError`, `-32602` for a validation error,
-  code 0 with the message otherwise, logged as the dispatcher logs it);
+- a handler's exception becomes the JSON-RPC error every request answers (`server.wire_errors.wire_error`: its
+  `MCPError` clipped, `-32602` for a validation error, `-32603 Internal error` otherwise, logged);
 - the session cannot idle out while the call runs;
 - `notifications/message` about the call rides its response, before the result;
 - the answer is the SDK's: status 200, the SDK's SSE headers through `server.speed.sse_sender.sse_headers`, one
@@ -58,15 +58,15 @@ from mcp.server.runner import ServerRunner
 from mcp.server.session import ServerSession
 from mcp.server.streamable_http import REQUEST_CANCELLED, check_accept_headers
 from mcp.shared.exceptions import NoBackChannelError
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import ErrorData, JSONRPCError, JSONRPCNotification
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bridge.elicitation import is_modern
+from server.http_body import Replay, read_body
 from server.sdk_compat import (
     connection_of,
     hold_session,
@@ -80,6 +80,7 @@ from server.sdk_compat import (
 from server.speed.lean_path import LeanPath
 from server.speed.plain_calls import plain_call
 from server.speed.sse_sender import HOLD_HEADERS_SECONDS, PING_SECONDS, ping_comment, sse_headers
+from server.wire_errors import WireErrors, wire_error
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
@@ -88,8 +89,6 @@ if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP
 
 logger = logging.getLogger("truloop.http")
-# a handler's exception is logged as the SDK's dispatcher logs it, under its name
-dispatcher_logger = logging.getLogger("mcp.shared.jsonrpc_dispatcher")
 
 _HANDSHAKE_VERSIONS = frozenset(version.encode("latin-1") for version in HANDSHAKE_PROTOCOL_VERSIONS)
 # what the SDK's dispatcher builds for a message its streamable-HTTP transport framed with SSE responses on
@@ -134,12 +133,18 @@ class LeanSession:
 
     @property
     def direct(self) -> LeanPath | None:
-        """The lean path, when the server middleware it sits in is only the SDK's `RequestStateBoundary` before it:
-        for a plain handshake-era `tools/call` that one passes the request and the answer through untouched (no
-        `requestState` in, no `input_required` out), so the call may go straight to `LeanPath.tools_call`. Any
+        """The lean path, when the server middleware it sits in is only the SDK's `RequestStateBoundary` and
+        `WireErrors` before it: for a plain handshake-era `tools/call` the first passes the request and the answer
+        through untouched (no `requestState` in, no `input_required` out), and the second's mapping is applied here
+        to what the call raises, so the call may go straight to `LeanPath.tools_call`. Any
         other middleware (an OpenTelemetry span, a user's) keeps the runner's whole chain."""
         middleware = self._middleware
-        if len(middleware) == 2 and type(middleware[0]) is RequestStateBoundary and middleware[1] is self._lean:
+        if (
+            len(middleware) == 3
+            and type(middleware[0]) is RequestStateBoundary
+            and type(middleware[1]) is WireErrors
+            and middleware[2] is self._lean
+        ):
             return self._lean
         return None
 
@@ -253,21 +258,6 @@ class _Unanswered:
         self._events.append(sse_event(message.model_dump_json(by_alias=True, exclude_unset=True).encode()))
 
 
-class _Replay:
-    """`receive` giving back the messages already read from it first (the SDK reads the body again)."""
-
-    __slots__ = ("_messages", "_receive")
-
-    def __init__(self, messages: list[Message], receive: Receive) -> None:
-        self._messages = messages
-        self._receive = receive
-
-    async def __call__(self) -> Message:
-        if self._messages:
-            return self._messages.pop(0)
-        return await self._receive()
-
-
 class _Reply:
     """One POST's SSE answer: sent whole once its events are ready, or, for a call still running after
     `HOLD_HEADERS_SECONDS`, headers first and a keep-alive comment every `PING_SECONDS` until they are."""
@@ -314,25 +304,6 @@ class _Reply:
         await self._start()
         body = events[0] if len(events) == 1 else b"".join(events)
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
-    """The messages read and the whole body; no body when it is larger than `limit` or the client left."""
-    messages: list[Message] = []
-    size = 0
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            return messages, None
-        size += len(message.get("body", b""))
-        if size > limit:
-            return messages, None
-        if not message.get("more_body", False):
-            break
-    if len(messages) == 1:
-        return messages, messages[0].get("body", b"")
-    return messages, b"".join(m.get("body", b"") for m in messages)
 
 
 class _Endpoint:
@@ -478,8 +449,8 @@ class LeanHttpCalls:
         receive: Receive,
         send: Send,
     ) -> None:
-        messages, body = await _read_body(receive, manager.max_request_body_size)
-        replay = _Replay(messages, receive)
+        messages, body = await read_body(receive, manager.max_request_body_size)
+        replay = Replay(messages, receive)
         call = None if body is None else endpoint.call(session_id, scope, body, manager)
         if call is None:
             await self.app(scope, replay, send)
@@ -543,10 +514,7 @@ async def _run(
                 answer = {"jsonrpc": "2.0", "id": request_id, "result": result}  # what `JSONRPCResponse` dumps
                 dctx.events.append(sse_event(pydantic_core.to_json(answer)))
     except Exception as exc:
-        error = handler_exception_to_error_data(exc)
-        if error is None:
-            dispatcher_logger.exception("handler for %r raised", "tools/call")
-            error = ErrorData(code=0, message=str(exc))
+        error = wire_error(exc, "tools/call")
         if not dctx.cancelled() and not session.closed:
             answered = True
             message = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)

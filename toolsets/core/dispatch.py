@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolsets.core.call import ToolCall, settle
 from toolsets.core.context import ToolContext
+from toolsets.core.echo import echo
 from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.errors import ErrorCode, ToolInputError
 from toolsets.core.problems import problems
@@ -28,9 +29,9 @@ logger = logging.getLogger("truloop.dispatch")
 async def dispatch(toolset: AbstractToolset, name: str, raw_args: Any, ctx: ToolContext[Any]) -> ToolResult:
     tool = toolset.get(name)
     if tool is None:
-        logger.warning("unknown tool %r requested by %s", name, ctx.caller.user_id)
+        logger.warning("unknown tool %r requested by %s", echo(name), ctx.caller.user_id)
         available = ", ".join(sorted(toolset.names())) or "none"
-        unknown = ToolErr(ErrorCode.UNKNOWN_TOOL, f"Unknown tool '{name}'. Tools available to you: {available}.")
+        unknown = ToolErr(ErrorCode.UNKNOWN_TOOL, f"Unknown tool '{echo(name)}'. Tools available to you: {available}.")
         toolset.refuse(name, raw_args, ctx, unknown)
         return unknown
     arguments = _validate(tool, raw_args)
@@ -47,16 +48,16 @@ def _validate(tool: Tool, raw_args: Any) -> BaseModel | ToolErr:
         return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: arguments must be a JSON object.")
     ignored = tool.unknown_keys(raw_args)
     if ignored:
-        logger.info("tool %r: ignored unknown argument keys %s", tool.name, ignored)
+        logger.info("tool %r: ignored unknown argument keys %s", tool.name, [echo(key) for key in ignored[:8]])
     with_nul = nul_in(raw_args, (key for key in raw_args if key not in ignored))
     if with_nul is not None:
-        logger.info("tool %r rejected arguments: %s holds NUL", tool.name, with_nul)
-        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: {with_nul}: {NUL_REFUSED}.")
+        logger.info("tool %r rejected arguments: %s holds NUL", tool.name, echo(with_nul))
+        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: {echo(with_nul)}: {NUL_REFUSED}.")
     try:
         return tool.parse_arguments(raw_args)
     except ToolInputError as exc:
-        logger.info("tool %r rejected arguments: %s", tool.name, exc.message)
-        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: {exc.message}.")
+        logger.info("tool %r rejected arguments: %s", tool.name, echo(exc.message, 400))
+        return ToolErr(ErrorCode.VALIDATION, f"Invalid arguments for {tool.name}: {echo(exc.message, 400)}.")
     except ValidationError as exc:
         found = problems(exc)
         logger.info("tool %r rejected arguments: %s", tool.name, [field for field, _ in found])

@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
+from toolsets.core.echo import echo
+
 
 def field_path(loc: Sequence[int | str], *, whole: str = "arguments") -> str:
     """`("dates", 2)` -> `dates.2`; an empty location names the whole input."""
-    return ".".join(str(part) for part in loc) or whole
+    return echo(".".join(str(part) for part in loc)) or whole
 
 
 def problems(exc: ValidationError, *, whole: str = "arguments", limit: int | None = None) -> list[tuple[str, str]]:
@@ -17,7 +19,7 @@ def problems(exc: ValidationError, *, whole: str = "arguments", limit: int | Non
     found = exc.errors(include_url=False, include_input=False)
     if limit is not None:
         found = found[:limit]
-    return [(field_path(e["loc"], whole=whole), e["msg"].removeprefix("Value error, ")) for e in found]
+    return [(field_path(e["loc"], whole=whole), echo(e["msg"].removeprefix("Value error, "), 400)) for e in found]
 
 
 def describe(exc: ValidationError, *, whole: str = "arguments", limit: int | None = None) -> str:

@@ -3,8 +3,8 @@
 - A message whose `id` is not a string or an integer (`null`, `1.5`, `true`, an object) is refused with
   `-32600 Invalid Request` and status 400, as stdio refuses it; nothing of it runs. (The SDK's HTTP transports
   read such a request as a notification: it was answered 202 and never answered.)
-- What the message is, for the middleware behind (`server.unread_backlog`): `scope["truloop.rpc"]` holds a
-  `Peeked` (a request and its id, or not a request; and the body's size).
+- What the message is, for the middleware behind (`server.unread_backlog`, the lean HTTP path):
+  `scope["truloop.rpc"]` holds a `Peeked` (the parsed object, a request and its id or not, the body's size).
 
 The body is read once here, within the transport's own size limit, and given back to the app behind as it
 came (`server.http_body.Replay`); a body over the limit, or one that is not a JSON object, goes on unread by
@@ -34,9 +34,12 @@ INVALID_ID = {
 
 @dataclass(frozen=True, slots=True)
 class Peeked:
-    """A POSTed message: `size` bytes; a request (it has a `method` and an `id`) with `request_id`, or not."""
+    """A POSTed message: `size` bytes, the JSON object `message` (read-only: the app behind reads the body
+    itself; a speed path may take this instead of parsing it again); a request (it has a `method` and an
+    `id`) with `request_id`, or not."""
 
     size: int
+    message: dict[str, Any]
     is_request: bool
     request_id: str | int | None = None
 
@@ -72,8 +75,8 @@ def _peek(body: bytes) -> Peeked | bool | None:
     if not isinstance(data, dict):
         return None
     if "id" not in data:
-        return Peeked(len(body), False)
+        return Peeked(len(body), data, False)
     request_id = data["id"]
     if not valid_id(request_id):
         return False
-    return Peeked(len(body), "method" in data, request_id)
+    return Peeked(len(body), data, "method" in data, request_id)

@@ -67,6 +67,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bridge.elicitation import is_modern
 from server.http_body import Replay, read_body
+from server.rpc_peek import PEEKED
 from server.sdk_compat import (
     connection_of,
     hold_session,
@@ -331,10 +332,14 @@ class _Endpoint:
     ) -> tuple[int | str, dict[str, Any], tuple[str, dict[str, Any]], Any, LeanSession] | None:
         """(request id, params, (name, arguments), transport, session) of a call this path answers; None leaves it
         to the SDK."""
-        try:
-            message = pydantic_core.from_json(body)
-        except ValueError:
-            return None
+        peeked = scope.get(PEEKED)
+        if peeked is not None:
+            message = peeked.message
+        else:
+            try:
+                message = pydantic_core.from_json(body)
+            except ValueError:
+                return None
         if type(message) is not dict or len(message) != 4 or message.get("jsonrpc") != "2.0":
             return None
         request_id, params = message.get("id"), message.get("params")

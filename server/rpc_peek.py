@@ -63,7 +63,10 @@ class RpcPeek:
                 return
             if peeked is not None:
                 scope[PEEKED] = peeked
-        await self.app(scope, replay, send)
+        try:
+            await self.app(scope, replay, send)
+        finally:  # uvicorn keeps a connection's last scope until its next request: the message goes now
+            scope.pop(PEEKED, None)
 
 
 def _peek(body: bytes) -> Peeked | bool | None:

@@ -325,3 +325,66 @@ async def test_hold_and_release_session() -> None:
     untimed = StreamableHTTPServerTransport(mcp_session_id="compat")
     assert sdk_compat.hold_session(untimed)
     sdk_compat.release_session(untimed)
+
+
+@pytest.mark.anyio
+async def test_release_last_message_and_end_session() -> None:
+    """Live, over streamable HTTP: the loop keeps the last request it received (its HTTP request and body) until
+    `release_last_message` hands it another; `end_session` ends the session as DELETE does."""
+    import gc
+
+    import anyio
+    import httpx
+    from starlette.requests import Request
+
+    from tests.support import serve_in_process
+
+    server = MCPServer("compat")
+    app = server.streamable_http_app()
+    manager = server.session_manager
+    pad = "p" * 300_000
+
+    def held() -> int:
+        gc.collect()
+        return sum(
+            1 for o in gc.get_objects() if isinstance(o, Request) and pad.encode() in (o.__dict__.get("_body") or b"")
+        )
+
+    async with serve_in_process(app) as base, httpx.AsyncClient(base_url=base, timeout=10) as http:
+        opened = await http.post("/mcp", json=OPEN, headers=HTTP_HEADERS)
+        session = opened.headers["mcp-session-id"]
+        on_session = {**HTTP_HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        await http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=on_session)
+        big = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {"pad": pad}}}
+        assert (await http.post("/mcp", json=big, headers=on_session)).status_code == 200
+        assert held() == 1, recheck("release_last_message", "JSONRPCDispatcher.run no longer keeps its last item")
+
+        writer = sdk_compat.session_reader_of(manager, session)
+        assert writer is not None, recheck("session_reader_of", "StreamableHTTPServerTransport._read_stream_writer")
+        await sdk_compat.release_last_message(writer)
+        for _ in range(100):  # the loop takes the new item on its next turn
+            if not held():
+                break
+            await anyio.sleep(0.02)
+        assert held() == 0, recheck("release_last_message", "the loop lets go of its last item on the next one")
+        assert sdk_compat.session_reader_of(manager, "no-such-session") is None
+
+        assert await sdk_compat.end_session(manager, session)
+        gone = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=on_session)
+        assert gone.status_code == 404, recheck("end_session", "StreamableHTTPServerTransport.terminate")
+        assert not await sdk_compat.end_session(manager, session)
+
+
+def test_sse_reader_of() -> None:
+    from mcp.server.sse import SseServerTransport
+
+    transport = SseServerTransport("/messages/")
+    assert isinstance(getattr(transport, "_read_stream_writers", None), dict), recheck(
+        "sse_reader_of", "SseServerTransport._read_stream_writers"
+    )
+    source = inspect.getsource(SseServerTransport.connect_sse)
+    assert "self._read_stream_writers[session_id] = read_stream_writer" in source, recheck(
+        "sse_reader_of", "sessions are keyed by their UUID"
+    )
+    assert sdk_compat.sse_reader_of(transport, "0" * 32) is None
+    assert sdk_compat.sse_reader_of(transport, "not-hex") is None

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("truloop.bridge")
 
-DEVICE_BACKLOG = 256  # envelopes waiting for one device stream; past it the stream is closed (see `_fan_out`)
+DEVICE_BACKLOG = 1024  # envelopes waiting for one device stream; past it the stream is closed (see `_fan_out`)
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 

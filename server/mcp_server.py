@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
 import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from toolsets.services import Services
 
 logger = logging.getLogger("truloop.server")
+
+ANNOUNCE_SECONDS = 2.0
 
 
 class Composed(Protocol):
@@ -150,7 +153,8 @@ class TruloopMCP(MCPServer):
         """The published tools changed (plugins reloaded): tell handshake-era sessions and 2026-07-28 listeners."""
         for connection in list(self._connections):
             try:
-                await connection.send_tool_list_changed()
+                with anyio.move_on_after(ANNOUNCE_SECONDS):  # a client that does not read holds up no one else
+                    await connection.send_tool_list_changed()
             except Exception:
                 logger.debug("could not send tools/list_changed to a connection", exc_info=True)
                 self._connections.discard(connection)

@@ -218,27 +218,20 @@ class Deployment:
 
     @cached_property
     def front_door(self) -> FrontDoor:
-        from toolsets.extensions.exposure.policy import ToolExposure
-        from toolsets.front_door import FrontDoor
-        from toolsets.pipeline.gates.spec import load_gates
-        from toolsets.profiles import build_profiles, pipeline, tool_arguments
+        """The door every front of this deployment enters by: `toolsets.assembly.assemble` with what the settings
+        add (the gates file, the extensions, conversations in Redis, the audit log through the services)."""
+        from toolsets.assembly import assemble
 
         settings = self.settings
-        gates = load_gates(settings.gates, tool_arguments(self.toolsets.values()))
-        middleware = pipeline(audit=self.services.audit, gates=gates, plugins=self.plugins)
-        profiles = build_profiles(
-            middleware=middleware, extensions=self.extensions, exposure=settings.exposure, toolsets=self.toolsets
-        )
-        return FrontDoor(
-            profiles,
+        return assemble(
             self.services,
-            exposure=ToolExposure(settings.exposure, gates),
-            conversations=self.conversations,
             confirm_policy=settings.confirm,
+            gates_file=settings.gates,
+            exposure=settings.exposure,
+            extensions=self.extensions,
+            conversations=self.conversations,
+            toolsets=self.toolsets,
         )
-
-    def door(self) -> FrontDoor:
-        return self.front_door
 
     @property
     def profiles(self) -> Profiles:

@@ -31,15 +31,23 @@ def plugin_catalog(settings: Settings) -> PluginCatalog:
 def refuse_without_sandbox(settings: Settings) -> None:
     """At start: where the tools folder must run in the sandbox and the sandbox cannot run here, one line naming
     the fix and exit 2 (never a silent fallback to running the code unsandboxed)."""
+    problem = sandbox_problem(settings)
+    if problem is not None:
+        from server.cli.shared import fail
+
+        fail(problem)
+
+
+def sandbox_problem(settings: Settings) -> str | None:
+    """Why the tools folder cannot run as `settings` ask (they ask for the sandbox, and it cannot start here)."""
     sandbox = settings.plugin_sandbox() if settings.tools_dir is not None else None
     if sandbox is None:
-        return
+        return None
     from toolsets.extensions.plugins.sandboxed import PluginSandboxUnavailable
 
     try:
         sandbox.probe()
     except PluginSandboxUnavailable as exc:
-        from server.cli.shared import fail
-
         why = "--tool-authoring runs the tools the model writes" if settings.tool_authoring else "plugins run"
-        fail(f"{why} only inside the plugin sandbox, and it cannot start here: {exc}")
+        return f"{why} only inside the plugin sandbox, and it cannot start here: {exc}"
+    return None

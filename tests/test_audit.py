@@ -23,7 +23,7 @@ from toolsets.core.errors import ErrorCode, InputRequired, ToolError
 from toolsets.core.toolset import AbstractToolset, Toolset
 from toolsets.pipeline.audit.record import AuditRecord, Entry
 from toolsets.pipeline.audit.writer import AuditLog
-from toolsets.profiles import pipeline, with_policy
+from toolsets.profiles import standard_middleware, with_policy
 
 CALENDAR = {"notification_message": "Reading your calendar", "start_date": "2026-03-09T00:00:00+09:00",
             "end_date": "2026-03-15T23:59:59+09:00"}  # fmt: skip
@@ -54,7 +54,7 @@ class Sink:
 def audited(toolset: Toolset, name: str | None = None) -> tuple[AbstractToolset, Sink]:
     """`toolset` with the policy and an audit middleware configured with a sink of its own."""
     sink = Sink()
-    return with_policy(CombinedToolset(name or toolset.name, toolset), pipeline(audit=sink)), sink
+    return with_policy(CombinedToolset(name or toolset.name, toolset), standard_middleware(audit=sink)), sink
 
 
 def context(policy: ConfirmPolicy = ConfirmPolicy.AUTO, **kwargs: Any) -> ToolContext[None]:

@@ -185,30 +185,23 @@ class ScriptedConfirmer:
 
 
 @asynccontextmanager
-async def in_process(deployed: Deployed) -> AsyncIterator[Any]:
-    from server.composition import Deployment
+async def opened(deployed: Deployed) -> AsyncIterator[Any]:
+    """The documented in-process entry (`server.in_process`), on the same settings as every other front."""
+    from server.in_process import in_process
     from server.settings import Settings
 
     flags = deployed.flags()
     given = dict(zip((f.lstrip("-").replace("-", "_") for f in flags[::2]), flags[1::2], strict=True))
     # the subprocess fronts run without the CI's shared services (child_env): so does this one
-    settings = Settings(**given, redis_url=None, database_url=None)
-    deployment = Deployment(settings)
-    async with deployment.running():
-        try:
-            yield deployment
-        finally:
-            if deployment.services.audit is not None:
-                deployment.services.audit.flush()
-            await deployment.services.aclose()
+    async with in_process(Settings(**given, redis_url=None, database_url=None)) as app:
+        yield app
 
 
 async def observe_runner(deployed: Deployed) -> Observed:
-    from toolsets.interop.runner import runner_for
 
-    async with in_process(deployed) as deployment:
+    async with opened(deployed) as app:
         confirmer = ScriptedConfirmer()
-        runner = runner_for(deployment.front_door, deployment.default_caller(), "member", confirmer=confirmer)
+        runner = app.runner(confirmer=confirmer)
 
         async def call(name: str, arguments: dict[str, Any], said: str) -> Outcome:
             confirmer.answer = said
@@ -224,10 +217,9 @@ async def observe_langgraph(deployed: Deployed) -> Observed:
     from langgraph.types import Command
 
     from tests.test_interop_langgraph import ScriptedModel, tool_node_graph
-    from toolsets.interop.langgraph_tools import langchain_tools
 
-    async with in_process(deployed) as deployment:
-        tools = langchain_tools(deployment.front_door, Caller("alice", timezone="Asia/Seoul"), "member")
+    async with opened(deployed) as app:
+        tools = app.langchain_tools(caller=Caller("alice", timezone="Asia/Seoul"))
         thread = f"parity-{deployed.root.name}"  # one conversation: every call of this front in one graph thread
         turns = 0
 

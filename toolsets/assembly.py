@@ -3,13 +3,15 @@
     door = assemble(services)                       # the profiles, the pipeline, the built-in gates
     runner = runner_for(door, Caller("alice"))       # or langchain_tools(door, ...), or the MCP server
 
-The server's composition root (server/composition.py) calls `assemble` too, with what its settings add
-(a gates file, plugins, the workspace, conversations in Redis, the audit log). Each call builds new objects:
-two assemblies share nothing.
+The server's composition root (server/composition.py's `Deployment`) builds its door with `assemble` too, passing
+what its settings add (a gates file, plugins, the workspace, conversations in Redis, the audit log); to get that
+door in-process from the same settings, use `server.in_process.in_process()`. Each call builds new objects: two
+assemblies share nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,12 +23,14 @@ from toolsets.profiles import (
     Extensions,
     assistant_toolsets,
     build_profiles,
-    pipeline,
+    standard_middleware,
     tool_arguments,
 )
 
 if TYPE_CHECKING:
     from toolsets.core.conversation import Conversations
+    from toolsets.core.middleware import Middleware
+    from toolsets.core.toolset import AbstractToolset
     from toolsets.services import Services
 
 
@@ -38,17 +42,21 @@ def assemble(
     exposure: Exposure = "full",
     extensions: Extensions = NO_EXTENSIONS,
     conversations: Conversations | None = None,
+    toolsets: Mapping[str, AbstractToolset] | None = None,
+    middleware: Sequence[Middleware] = (),
 ) -> FrontDoor:
     """The gates are the built-in ones plus `gates_file`'s (checked against the tools here); the audit log is
-    `services.audit`'s when it has one; conversations are kept in memory unless given."""
+    `services.audit`'s when it has one; conversations are kept in memory unless given. `toolsets` are the member
+    and guest toolsets before policy (default: `assistant_toolsets(extensions, exposure)`); `middleware` are your
+    own instances, run inside the standard ones (`standard_middleware`), in order."""
     from toolsets.core.conversation import MemoryConversations
     from toolsets.extensions.exposure.policy import ToolExposure
     from toolsets.pipeline.gates.spec import load_gates
 
-    bare = assistant_toolsets(extensions, exposure)
+    bare = dict(toolsets) if toolsets is not None else assistant_toolsets(extensions, exposure)
     gates = load_gates(gates_file, tool_arguments(bare.values()))
-    middleware = pipeline(audit=services.audit, gates=gates, plugins=extensions.plugins)
-    profiles = build_profiles(middleware=middleware, extensions=extensions, exposure=exposure, toolsets=bare)
+    chain = [*standard_middleware(audit=services.audit, gates=gates, plugins=extensions.plugins), *middleware]
+    profiles = build_profiles(middleware=chain, extensions=extensions, exposure=exposure, toolsets=bare)
     return FrontDoor(
         profiles,
         services,

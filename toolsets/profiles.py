@@ -78,11 +78,13 @@ def with_policy(toolset: AbstractToolset, middleware: Sequence[Middleware] = ())
     return MiddlewareToolset(ApprovalRequiredToolset(toolset), middleware)
 
 
-def pipeline(
+def standard_middleware(
     *, audit: AuditSink | None = None, gates: GateSet | None = None, plugins: PluginCatalog | None = None
-) -> tuple[Middleware, ...]:
-    """The deployment's middleware instances, outermost first: the canary picks a plugin call's version before
-    the audit line that names it; the audit log sees every outcome; the span covers the gates' answer too."""
+) -> list[Middleware]:
+    """The deployment's own middleware instances, outermost first: the canary picks a plugin call's version before
+    the audit line that names it; the audit log sees every outcome; the span covers the gates' answer too. A new
+    kind of middleware is a class in `toolsets/pipeline/` and one line here (or, for an embedder, an entry of
+    `assemble(..., middleware=[...])`, which go inside these)."""
     from toolsets.pipeline.tracing import TracingMiddleware
 
     chain: list[Middleware] = []
@@ -99,7 +101,7 @@ def pipeline(
         from toolsets.pipeline.gates.middleware import GateMiddleware
 
         chain.append(GateMiddleware(gates))
-    return tuple(chain)
+    return chain
 
 
 def assistant_toolsets(

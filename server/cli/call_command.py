@@ -166,35 +166,15 @@ def _error(code: str, message: str, number: int) -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
     """The runner of `--profile` for `--user`, on the deployment the server would build from these settings."""
-    from server.composition import Deployment
-    from toolsets.core.context import ConfirmPolicy, DeferredResolver
-    from toolsets.interop.runner import NoDeviceRoute, runner_for
+    from server.in_process import in_process
+    from toolsets.core.context import ConfirmPolicy
+    from toolsets.interop.runner import NoDeviceRoute
 
-    deployment = Deployment(settings)
-    shared_bridge = settings.redis_url is not None
-    resolver: DeferredResolver = NoDeviceRoute(PIPE_NO_ROUTE)
-    if shared_bridge:
-        from bridge.deferred_router import DeferredRouter
-
-        resolver = DeferredRouter(deployment.bridge, None, timeout=settings.deferred_timeout)
     # nobody can be asked on a pipe: cancelled (strict) unless the operator chose a policy
     policy = settings.confirm if "confirm" in settings.model_fields_set else ConfirmPolicy.STRICT
-    runner = runner_for(
-        deployment.front_door,
-        deployment.default_caller(),
-        settings.profile,
-        confirm_policy=policy,
-        deferred=resolver,
-        transport="cli",
-    )
-    try:
-        async with (
-            deployment.bridge.running() if shared_bridge else contextlib.nullcontext(),
-            deployment.running(),  # the tools folder's plugins, as the server serves them
-        ):
-            yield runner
-    finally:
-        await deployment.services.aclose()
+    async with in_process(settings) as app:
+        deferred = app.deferred if app.deferred is not None else NoDeviceRoute(PIPE_NO_ROUTE)
+        yield app.runner(confirm_policy=policy, deferred=deferred, transport="cli")
 
 
 async def _lines(fd: int, limit: int) -> AsyncIterator[tuple[bytes | None, bool]]:

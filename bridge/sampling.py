@@ -1,7 +1,7 @@
 """Composing relay notifications with the client's model (MCP sampling), tools included.
 
 When the client declared `sampling.tools`, the notification-safe tools are offered to its model
-and every `tool_use` it asks for runs through the dispatcher, at most MAX_ROUNDS times. On
+and every `tool_use` it asks for runs back through the front door in that profile, at most MAX_ROUNDS times. On
 2026-07-28 each round is an `InputRequiredResult`; tool results are kept in the sealed state,
 so a retried call never runs a tool twice. Without sampling the relay falls back to a template.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
@@ -21,9 +22,13 @@ from toolsets.core.envelope import ToolInputRequired, ToolOk
 from toolsets.core.errors import InputRequired
 from toolsets.core.toolset import AbstractToolset
 
+if TYPE_CHECKING:
+    from toolsets.core.envelope import ToolResult
+
 logger = logging.getLogger("truloop.sampling")
 
 MAX_ROUNDS = 4
+SAFE_PROFILE = "notification-safe"  # the profile whose tools the composing model is offered (the relay's choice)
 SYSTEM_PROMPT = (
     "You write one short push notification (at most two sentences, plain text, in the language of the "
     "message) telling the recipient what the sender wants them to know. Keep names, dates and places exact; "
@@ -75,6 +80,16 @@ class SamplingComposer:
         logger.info("the client's model kept calling tools; falling back to the template")
         return None
 
+    @staticmethod
+    async def _call(use: types.ToolUseContent, toolset: AbstractToolset, ctx: ToolContext[Any]) -> ToolResult:
+        """One tool use, back through the front door in the notification-safe profile (exposure, the directory,
+        the profile's middleware: the audit line, gates, confirmation); a bare toolset's call has no door and is
+        dispatched on `toolset` itself."""
+        if ctx.door is None:
+            return await dispatch(toolset, use.name, use.input, ctx)
+        safe = replace(ctx, request=replace(ctx.request, profile=SAFE_PROFILE))
+        return await ctx.door.call(safe, use.name, use.input)
+
     async def _run_tools(
         self, key: str, uses: list[types.ToolUseContent], toolset: AbstractToolset, ctx: ToolContext[Any]
     ) -> list[Any]:
@@ -83,7 +98,7 @@ class SamplingComposer:
         uses before it are not run again."""
         done: list[dict[str, Any]] = list(self._asker.recall(key) or [])
         for use in uses[len(done) :]:
-            outcome = await dispatch(toolset, use.name, use.input, ctx)
+            outcome = await self._call(use, toolset, ctx)
             if isinstance(outcome, ToolInputRequired):
                 raise InputRequired(outcome.payload)
             if isinstance(outcome, ToolOk):

@@ -17,20 +17,13 @@ from typing import Any
 import mcp.types as types
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import is_version_at_least
 
 from toolsets.core.context import ConfirmRequest, Decision
 from toolsets.core.errors import InputRequired
 
 logger = logging.getLogger("truloop.elicitation")
 
-MODERN = "2026-07-28"
 _STATE_VERSION = 1
-
-
-def is_modern(protocol_version: str | None) -> bool:
-    """2026-07-28 or later: no back-channel, no sessions; questions leave as `InputRequiredResult`."""
-    return is_version_at_least(protocol_version or "", MODERN)
 
 
 class CannotAsk(Exception):  # noqa: N818
@@ -40,9 +33,10 @@ class CannotAsk(Exception):  # noqa: N818
 class McpAsker:
     """One tool call's questions to the client, valid for that call only."""
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Context, *, modern: bool) -> None:
+        """`modern`: the request speaks 2026-07-28 or later (the server's `server.protocol_era.is_modern`)."""
         self._ctx = context
-        self.modern = is_modern(context.protocol_version)
+        self.modern = modern
         self._answers: dict[str, dict[str, Any]] = {}
         if self.modern:
             self._restore(context.request_state, context.input_responses)

@@ -13,6 +13,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from bridge.service import DeviceBridge
+from server.protocol_era import is_modern
 from toolsets.core.context import ComposeRequest, ConfirmRequest, Decision, DeferredCall, ToolContext
 
 
@@ -41,7 +42,7 @@ class CallPorts:
         if self._asker is None:
             from bridge.elicitation import McpAsker
 
-            self._asker = McpAsker(self.context)
+            self._asker = McpAsker(self.context, modern=is_modern(self.context.protocol_version))
         return self._asker
 
     async def confirm(self, request: ConfirmRequest) -> Decision:

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 from mcp.server.connection import allowed_log_levels
 
-from bridge.elicitation import is_modern
 from server.call_ports import CallPorts
 from server.log_events import DEFAULT_LEVEL, LOGGER_NAME, TOOLS_CHANGED, at_least, message_params, outcome_event
+from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
 
 if TYPE_CHECKING:

@@ -26,7 +26,6 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
 
-from bridge.elicitation import is_modern
 from bridge.service import DeviceBridge
 from server.completion import CompletionFront
 from server.exposure import SessionConversations
@@ -34,6 +33,7 @@ from server.identity import Surface
 from server.logging_bridge import LogBridge, LoggedPorts
 from server.pagination import DEFAULT_PAGE_SIZE, Pager
 from server.prompts import PromptFront
+from server.protocol_era import is_modern
 from server.resource_bus import ScopedBus
 from server.resources import ResourceFront
 from server.sdk_compat import advertise_tools_changed, connection_of, lowlevel_of, subscriptions_of

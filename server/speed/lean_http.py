@@ -65,8 +65,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bridge.elicitation import is_modern
 from server.http_body import Replay, read_body
+from server.protocol_era import is_modern
 from server.rpc_peek import PEEKED
 from server.sdk_compat import (
     connection_of,

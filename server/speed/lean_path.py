@@ -32,7 +32,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp_types.methods import validate_client_request
 
-from bridge.elicitation import is_modern
+from server.protocol_era import is_modern
 from server.sdk_compat import connection_of, subscriptions_of
 from server.speed.per_list import PerToolList
 from server.speed.plain_calls import plain_call

@@ -230,13 +230,9 @@ class TruloopMCP(MCPServer):
             composer=ports,
             report_progress=session.report_progress,
         )
-        if not (door.exposure.lists_can_change and not modern):
-            outcome = await door.call(ctx, name, arguments, fixed_list=modern)
-        else:
-            before = [t.name for t in await door.visible(ctx, fixed_list=False)]
-            outcome = await door.call(ctx, name, arguments, fixed_list=False)
-            if before != [t.name for t in await door.visible(ctx, fixed_list=False)]:
-                await session.send_tool_list_changed()
+        outcome, list_changed = await door.call_noting_list(ctx, name, arguments, fixed_list=modern)
+        if list_changed:
+            await session.send_tool_list_changed()
         await self.log.tool_outcome(request, name, outcome, started)
         return outcome
 

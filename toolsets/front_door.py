@@ -124,6 +124,17 @@ class FrontDoor:
         await self.enter_directory(ctx.caller)
         return await dispatch(toolset, name, arguments, ctx)
 
+    async def call_noting_list(
+        self, ctx: ToolContext[Any], name: str, arguments: Any, *, fixed_list: bool = False
+    ) -> tuple[ToolResult, bool]:
+        """`call`, and whether the caller's tool list changed with it (progressive exposure loads and unloads
+        tools): what a front that can tell its client (`notifications/tools/list_changed`) needs to know."""
+        if fixed_list or not self.exposure.lists_can_change:
+            return await self.call(ctx, name, arguments, fixed_list=fixed_list), False
+        before = [tool.name for tool in await self.visible(ctx, fixed_list=False)]
+        outcome = await self.call(ctx, name, arguments, fixed_list=False)
+        return outcome, before != [tool.name for tool in await self.visible(ctx, fixed_list=False)]
+
     async def enter_directory(self, caller: Caller) -> None:
         """Users enter the directory on first use, from their token's claims (or by id alone). Calls of a caller
         arriving while their entry is being written wait for it (one write, not one per call)."""

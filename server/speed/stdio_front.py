@@ -257,13 +257,9 @@ class StdioFront:
             started = time.monotonic()
             door = self._door()
             ctx = self._context(request_id)
-            if not door.exposure.lists_can_change:
-                outcome = await door.call(ctx, name, arguments, fixed_list=False)
-            else:
-                before = [tool.name for tool in await door.visible(ctx, fixed_list=False)]
-                outcome = await door.call(ctx, name, arguments, fixed_list=False)
-                if before != [tool.name for tool in await door.visible(ctx, fixed_list=False)]:
-                    self.session.notify("notifications/tools/list_changed")
+            outcome, list_changed = await door.call_noting_list(ctx, name, arguments)
+            if list_changed:
+                self.session.notify("notifications/tools/list_changed")
             said = outcome_event(self._masking(), name, outcome, started)
             if said is not None:
                 self.session.log(*said)

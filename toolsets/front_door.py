@@ -80,6 +80,7 @@ class FrontDoor:
         composer: Composer | None = None,
         report_progress: ProgressReporter | None = None,
         host_approves: bool = True,
+        unasked: str | None = None,
     ) -> ToolContext[Services]:
         """The context of one call of `caller` in `profile`. Without a `conversation`, the caller's own in this
         profile (what a 2026-07-28 client, the pipe and an in-process runner share)."""
@@ -99,6 +100,7 @@ class FrontDoor:
             conversation=conversation or self.conversation(f"{caller.user_id}:{profile}"),
             profiles=self.profiles,
             host_approves=host_approves,
+            unasked=unasked,
             door=self,
         )
         if report_progress is not None:

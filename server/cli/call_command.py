@@ -159,6 +159,12 @@ async def answer_line(runner: InteropRunner, line: bytes | None, number: int, li
     return await runner.reply(document)
 
 
+PIPE_UNASKED = (
+    "truloop-mcp call reads its calls from a pipe, where nobody can be asked; nothing was changed. If the program "
+    "writing the calls has the user's approval, run truloop-mcp call --confirm auto."
+)
+
+
 def _error(code: str, message: str, number: int) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "line": number}}
 
@@ -174,7 +180,7 @@ async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
     policy = settings.confirm if "confirm" in settings.model_fields_set else ConfirmPolicy.STRICT
     async with in_process(settings) as app:
         deferred = app.deferred if app.deferred is not None else NoDeviceRoute(PIPE_NO_ROUTE)
-        yield app.runner(confirm_policy=policy, deferred=deferred, transport="cli")
+        yield app.runner(confirm_policy=policy, deferred=deferred, transport="cli", unasked=PIPE_UNASKED)
 
 
 async def _lines(fd: int, limit: int) -> AsyncIterator[tuple[bytes | None, bool]]:

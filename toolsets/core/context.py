@@ -144,6 +144,9 @@ class ToolContext(Generic[DepsT]):
     host_approves: bool = True
     door: ToolDoor | None = None  # the front door this call came through (None for a bare dispatch)
     depth: int = 0  # calls made inside calls: 0 for the model's own
+    # A front where nobody can ever be asked says why, and what the operator can do (a refused confirmation
+    # quotes it); None: the wording for a client that cannot be asked.
+    unasked: str | None = None
 
 
 def nested_context(ctx: ToolContext[DepsT]) -> ToolContext[DepsT]:

@@ -126,13 +126,15 @@ def runner_for(
     transport: str = "in-process",
     conversation: str | None = None,
     concurrency: int = 32,
+    unasked: str | None = None,
 ) -> InteropRunner:
     """A runner for `caller` over a profile (member, notification-safe, guest) of a deployment's front door
     (`toolsets.assembly.assemble(services)` makes one; given `Services`, one is assembled here).
 
     `deferred` answers deferred tools (a resolver that reaches the device); without one they reply `no_route`.
     `confirmer` asks the user to confirm destructive tools; `confirm_policy` defaults to the door's.
-    `conversation` names the conversation gates remember (default: one for this runner).
+    `conversation` names the conversation gates remember (default: one for this runner). `unasked`: on a front
+    where nobody can ever be asked, why, and what the operator can do (quoted when a confirmation is refused).
     """
     from toolsets.front_door import FrontDoor
 
@@ -155,6 +157,7 @@ def runner_for(
             confirm_policy=confirm_policy,
             confirmer=confirmer,
             deferred=resolver,
+            unasked=unasked,
         )
 
     return InteropRunner(door, profile, context, concurrency=concurrency)

@@ -53,12 +53,8 @@ async def _refusal(call: ToolCall) -> ToolCancelled | None:
         return ToolCancelled(f"The user declined {name}; nothing was changed. Do not retry unless the user asks.")
     if decision is Decision.CANCELLED:
         return ToolCancelled(f"The user dismissed the confirmation for {name}; nothing was changed.")
-    if ctx.confirm_policy is ConfirmPolicy.STRICT and ctx.request.transport == "cli":
-        return ToolCancelled(
-            f"{name} needs the user's confirmation, and truloop-mcp call reads its calls from a pipe, where "
-            "nobody can be asked; nothing was changed. If the program writing the calls has the user's approval, "
-            "run truloop-mcp call --confirm auto."
-        )
+    if ctx.confirm_policy is ConfirmPolicy.STRICT and ctx.unasked is not None:
+        return ToolCancelled(f"{name} needs the user's confirmation, and {ctx.unasked}")
     if ctx.confirm_policy is ConfirmPolicy.STRICT:
         return ToolCancelled(
             f"{name} needs the user's confirmation, but this client cannot ask for it (no elicitation "

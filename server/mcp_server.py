@@ -189,7 +189,7 @@ class TruloopMCP(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
-        from server.results import to_mcp_result
+        from server.wire_forms import to_mcp_result
 
         request = None if context is None else _request_of(context)
         if context is None or request is None:  # called in-process, outside any MCP request

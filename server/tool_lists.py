@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 class ToolLists:
     def published(self, tools: list[Tool]) -> list[types.Tool]:
         """The tools as MCP publishes them."""
-        from server.results import to_mcp_tool
+        from server.wire_forms import to_mcp_tool
 
         return [to_mcp_tool(tool) for tool in tools]
 

@@ -1,6 +1,11 @@
-"""The handshake-era wire forms the server answers with, as plain dicts: what the SDK's serializer makes of its
-models for the same content, built without importing the SDK (the stdio server answers its first messages before
-the SDK is loaded: `server.speed.stdio_front`). tests/test_wire_forms.py holds each equal to the SDK's own.
+"""The one serialiser of what the server answers: results and tool forms as plain dicts, what the SDK's serializer
+makes of its models for the same content, built without importing the SDK (the stdio server answers its first
+messages before the SDK is loaded: `server.speed.stdio_front`). The SDK's own path takes the same forms as its
+models (`to_mcp_result`, `to_mcp_tool`).
+
+A tool's error or cancellation carries no `structuredContent`: clients (the TypeScript SDK first) validate
+`structuredContent` against the tool's `outputSchema`, which describes success only. The text tells the model
+what happened; the machine-readable envelope rides in `_meta` under `ERROR_META_KEY`.
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from toolsets.core.envelope import ToolInputRequired, ToolOk, ToolResult, text_and_structured
 
 if TYPE_CHECKING:
+    import mcp.types as types
+
     from toolsets.core.tool import Tool
 
 ERROR_META_KEY = "io.truloop/error"
@@ -50,8 +57,8 @@ def initialize_result(requested: Any, version: str) -> dict[str, Any]:
 
 
 def call_result(outcome: ToolResult) -> dict[str, Any]:
-    """The `tools/call` result as a handshake-era (2025-06-18, 2025-11-25) client reads it: what the SDK's
-    serializer makes of `server.results.to_mcp_result(outcome)`, without building and validating the models."""
+    """The `tools/call` result as a handshake-era (2025-06-18, 2025-11-25) client reads it, without building and
+    validating the SDK's models."""
     if isinstance(outcome, ToolInputRequired):  # never on these versions: their questions are asked inline
         return outcome.payload.model_dump(by_alias=True, mode="json", exclude_none=True)
     text, data = text_and_structured(outcome)
@@ -62,7 +69,7 @@ def call_result(outcome: ToolResult) -> dict[str, Any]:
 
 
 def tool_form(tool: Tool) -> dict[str, Any]:
-    """One tool as `tools/list` publishes it (`server.results.to_mcp_tool`, dumped)."""
+    """One tool as `tools/list` publishes it."""
     hints = tool.hints
     form: dict[str, Any] = {
         "name": tool.name,
@@ -86,3 +93,19 @@ def tools_list_result(forms: list[dict[str, Any]], next_cursor: str | None = Non
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result
+
+
+def to_mcp_result(outcome: ToolResult) -> types.CallToolResult | types.InputRequiredResult:
+    """`call_result` as the SDK's model (its `call_tool` path), or the `InputRequiredResult` a port asked for."""
+    import mcp.types as types
+
+    if isinstance(outcome, ToolInputRequired):
+        return outcome.payload
+    return types.CallToolResult.model_validate(call_result(outcome))
+
+
+def to_mcp_tool(tool: Tool) -> types.Tool:
+    """`tool_form` as the SDK's model."""
+    import mcp.types as types
+
+    return types.Tool.model_validate(tool_form(tool))

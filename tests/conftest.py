@@ -11,6 +11,25 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that starts a process is marked `slow` (tests/slow_marks.py)."""
+    from tests.slow_marks import spawning_functions, spawns
+
+    spawners: dict[str, set[str]] = {}
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None or item.get_closest_marker("slow"):
+            continue
+        module = item.module  # type: ignore[attr-defined]  # a pytest.Function's module
+        if module.__name__ not in spawners:
+            spawners[module.__name__] = spawning_functions(module)
+        info = getattr(item, "_fixtureinfo", None)
+        definitions = info.name2fixturedefs.values() if info is not None else ()
+        fixtures = [definition.func for chain in definitions for definition in chain]
+        if spawns(function, fixtures, spawners[module.__name__]):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

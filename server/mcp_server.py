@@ -7,8 +7,8 @@ a handshake-era client). This is the SDK's way (its handlers, its `call_tool`); 
 paths of `server.speed` are installed on top, answering the same.
 
 Beside the tools (docs/hosts.md): resources and their subscriptions (`server.resources`), prompts
-(`server.prompts`), completion (`server.completion`), `notifications/message` (`server.logging_bridge`), and every
-list in pages (`server.pagination`).
+(`server.prompt_front`), completion (`server.completion_front`), `notifications/message`
+(`server.logging_bridge`), and every list in pages (`server.pagination`).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.service import DeviceBridge
-from server.completion import CompletionFront
+from server.completion_front import CompletionFront
 from server.exposure import SessionConversations
 from server.identity import Surface
 from server.logging_bridge import LogBridge, LoggedPorts
 from server.pagination import DEFAULT_PAGE_SIZE, Pager
-from server.prompts import PromptFront
+from server.prompt_front import PromptFront
 from server.protocol_era import is_modern
 from server.resource_bus import ScopedBus
 from server.resources import ResourceFront
@@ -42,7 +42,7 @@ from server.wire_errors import WireErrors
 from server.wire_forms import INSTRUCTIONS, SERVER_NAME
 from toolsets.core.context import RequestInfo, ToolContext
 from toolsets.views.changes import ResourceChanges
-from toolsets.views.completion import Completions
+from toolsets.views.completion_values import Completions
 
 if TYPE_CHECKING:
     from server.stdio_session import StdioSession

@@ -1,5 +1,5 @@
 """MCP resources: `resources/list`, `resources/templates/list`, `resources/read`, `resources/subscribe` and
-`resources/unsubscribe`, over the caller's views (`toolsets.views.catalog`), paged (`server.pagination`).
+`resources/unsubscribe`, over the caller's views (`toolsets.views.resource_views`), paged (`server.pagination`).
 
 Subscriptions, by era:
 - handshake era (2025-06-18, 2025-11-25): `resources/subscribe` records the URI for that session (once the caller
@@ -23,8 +23,8 @@ from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, Resour
 from mcp.shared.exceptions import MCPError
 
 from server.sdk_compat import connection_of
-from toolsets.views.catalog import ResourceCatalog, UnknownResourceError
 from toolsets.views.changes import ResourceChange
+from toolsets.views.resource_views import ResourceCatalog, UnknownResourceError
 from toolsets.views.scope import ViewScope
 from toolsets.views.uris import DOC_PREFIX
 

@@ -244,7 +244,7 @@ def remove_sse_sender() -> None:
 
 def leave_signals_alone(server: uvicorn.Server) -> None:
     """Keep `server.serve()` from installing its SIGINT/SIGTERM handlers (`Server.capture_signals`, entered by
-    `serve`): the caller owns the signals (server/runner.py), and uvicorn offers no option to say so."""
+    `serve`): the caller owns the signals (server/serving.py), and uvicorn offers no option to say so."""
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
 
 

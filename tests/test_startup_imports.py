@@ -27,7 +27,7 @@ NOT_BEFORE_INITIALIZE = (
     "toolsets.front_door",
     "toolsets.pipeline.canary",
     "toolsets.pipeline.approval",
-    "toolsets.pipeline.audit.middleware",
+    "toolsets.pipeline.audit.audit_middleware",
     "toolsets.pipeline.audit.writer",
     "toolsets.pipeline.audit.masking",
     "toolsets.assistant.directory",

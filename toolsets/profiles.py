@@ -89,16 +89,16 @@ def standard_middleware(
 
     chain: list[Middleware] = []
     if plugins is not None:
-        from toolsets.pipeline.canary.middleware import CanaryMiddleware
+        from toolsets.pipeline.canary.canary_middleware import CanaryMiddleware
 
         chain.append(CanaryMiddleware(plugins))
     if audit is not None:
-        from toolsets.pipeline.audit.middleware import AuditMiddleware
+        from toolsets.pipeline.audit.audit_middleware import AuditMiddleware
 
         chain.append(AuditMiddleware(audit))
     chain.append(TracingMiddleware())
     if gates:
-        from toolsets.pipeline.gates.middleware import GateMiddleware
+        from toolsets.pipeline.gates.gate_middleware import GateMiddleware
 
         chain.append(GateMiddleware(gates))
     return chain

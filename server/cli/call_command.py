@@ -111,7 +111,7 @@ def run(argv: Sequence[str]) -> None:
             return
         asyncio.run(serve_pipe(settings, sys.stdin.fileno(), sys.stdout.buffer))
         if settings.fast_paths:
-            from server.speed.fast_start import leave
+            from server.speed.frozen_start import leave
 
             leave(0)  # everything is closed: no module teardown
     except KeyboardInterrupt:

@@ -64,9 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: Sequence[str]) -> None:
-    from server.fast_start import before_imports
+    from server.cold_start import before_imports
 
-    before_imports()  # the server's imports are next; see server/fast_start.py
+    before_imports()  # the server's imports are next; see server/cold_start.py
     flags = vars(build_parser().parse_args(argv))
     flags.pop("version", None)
     settings = settings_or_exit(flags)
@@ -81,7 +81,7 @@ def run(argv: Sequence[str]) -> None:
         from server.greeting import greet_terminal
 
         greet_terminal()
-    from server.runner import run as serve
+    from server.serving import run as serve
 
     try:
         serve(settings)
@@ -95,6 +95,6 @@ def run(argv: Sequence[str]) -> None:
         raise SystemExit(1) from None
     else:
         if settings.fast_paths and settings.transport == "stdio":
-            from server.speed.fast_start import leave
+            from server.speed.frozen_start import leave
 
             leave(0)  # everything is closed: no module teardown

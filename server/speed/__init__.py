@@ -11,10 +11,10 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
 - `lean_http`: a plain handshake-era `tools/call` POST answered on its own task, without the SDK transport's
   streams and tasks, for a tool that needs nothing from the client while it runs (`Tool.reaches_client`);
 - `write_combining`: uvicorn's httptools protocol writing a response in one system call;
-- `fast_start`: what was loaded frozen out of the collector's way, uvloop for HTTP.
+- `frozen_start`: what was loaded frozen out of the collector's way, uvloop for HTTP.
 
 `install(server)` is what a server gets (`TruloopMCP` calls it when built with `fast_paths`); the transport
-pieces are picked where the transports are made (`server.stdio`, `server.http_app`, `server.runner`), through
+pieces are picked where the transports are made (`server.stdio`, `server.http_app`, `server.serving`), through
 the functions below. Nothing here touches a third-party object's private surface itself: that is
 `server.sdk_compat`.
 """
@@ -100,13 +100,13 @@ def http_protocol(limits: ConnectionLimits | None = None) -> type[asyncio.Protoc
 
 def event_loop_options() -> dict[str, Any]:
     """`anyio.run` options for HTTP: uvloop when installed."""
-    from server.speed.fast_start import event_loop_options as options
+    from server.speed.frozen_start import event_loop_options as options
 
     return options()
 
 
 def freeze_loaded() -> None:
     """The server is built: keep what was loaded out of the collector's way."""
-    from server.speed.fast_start import freeze_loaded as freeze
+    from server.speed.frozen_start import freeze_loaded as freeze
 
     freeze()

@@ -23,7 +23,7 @@ millisecond, that was ~0.5 ms of server CPU, a third of the call.
 `server.speed.install_http()` puts it in the SDK's transport (`server.sdk_compat.install_sse_sender`).
 
 sse-starlette's shutdown watcher is left out: it waits for uvicorn's SIGTERM handler to run, and the
-server handles the signals itself (`server.runner`; uvicorn's handler is never installed), so it never
+server handles the signals itself (`server.serving`; uvicorn's handler is never installed), so it never
 fires here (measured with either response: an open GET stream ends at uvicorn's 5 s graceful timeout).
 """
 

@@ -323,7 +323,7 @@ class StdioFront:
 
 
 def _loaded() -> None:
-    """What start-up loaded is kept out of the collector's way from here on (server/speed/fast_start.py)."""
+    """What start-up loaded is kept out of the collector's way from here on (server/speed/frozen_start.py)."""
     if not gc.isenabled():
         gc.freeze()
         gc.enable()

@@ -31,7 +31,7 @@ TRACER_NAME = "truloop-mcp"
 def tracer() -> Tracer:
     from opentelemetry.trace import get_tracer
 
-    from toolsets.pipeline.audit.middleware import builtin_version
+    from toolsets.pipeline.audit.audit_middleware import builtin_version
 
     return get_tracer(TRACER_NAME, builtin_version())  # a proxy: follows a provider installed later
 

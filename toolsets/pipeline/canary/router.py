@@ -1,13 +1,13 @@
 """The per-call hook of the canary rollout: pick the version, run it, keep its sample, apply the rules.
 
-`CanaryMiddleware` (toolsets/pipeline/canary/middleware.py, composed before the audit middleware) picks the version
-of a plugin call that has a candidate and pins it on the call's notes, so both audit lines carry `tool_version` and
-`route`; `CanaryRouter.run` (the plugin toolset's innermost step) runs the call on that version, records its sample,
-and every `EVALUATE_EVERY` candidate calls applies the rules. A fatal error of the candidate (a permission error,
-data damage, its worker process dying: plugins/failures.py) rolls it back hard at once; any other error counts
-toward the error rate. A rollout starts as soon as the catalog loads the candidate (`observe`). A decision is one audit
-event (`canary_decision`), written by the one process whose revision-checked write won. The canary never fails a
-call: when its store is unreachable, calls run on the stable version and nothing is recorded.
+`CanaryMiddleware` (toolsets/pipeline/canary/canary_middleware.py, composed before the audit middleware) picks the
+version of a plugin call that has a candidate and pins it on the call's notes, so both audit lines carry
+`tool_version` and `route`; `CanaryRouter.run` (the plugin toolset's innermost step) runs the call on that version,
+records its sample, and every `EVALUATE_EVERY` candidate calls applies the rules. A fatal error of the candidate (a
+permission error, data damage, its worker process dying: plugins/failures.py) rolls it back hard at once; any other
+error counts toward the error rate. A rollout starts as soon as the catalog loads the candidate (`observe`). A
+decision is one audit event (`canary_decision`), written by the one process whose revision-checked write won. The
+canary never fails a call: when its store is unreachable, calls run on the stable version and nothing is recorded.
 """
 
 from __future__ import annotations

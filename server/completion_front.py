@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
-from toolsets.views.completion import Completed, Completions, bounded
-from toolsets.views.prompts import prompts_for
+from toolsets.views.completion_values import Completed, Completions, bounded
+from toolsets.views.prompt_catalog import prompts_for
 from toolsets.views.uris import DOC_TEMPLATE, EVENT_TEMPLATE
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""MCP prompts: `prompts/list` (paged) and `prompts/get`, from `toolsets.views.prompts`, offered per the caller's tools.
+"""MCP prompts: `prompts/list` (paged) and `prompts/get`, from `toolsets.views.prompt_catalog`, offered per the
+caller's tools.
 
 A prompt's title and description carry English and Korean (`Plan a meeting / 회의 잡기`). Arguments that are
 missing, unknown or malformed, an unknown prompt, or an event the caller cannot see are refused with -32602
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 from mcp.shared.exceptions import MCPError
 
-from toolsets.views.prompts import PromptArgumentsError, check_arguments, find_prompt, prompts_for, render
+from toolsets.views.prompt_catalog import PromptArgumentsError, check_arguments, find_prompt, prompts_for, render
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

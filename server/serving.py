@@ -44,8 +44,8 @@ def run(settings: Settings) -> None:
 
 
 def _started(settings: Settings) -> None:
-    """The server is built: garbage is collected again from here on (server/fast_start.py)."""
-    from server.fast_start import after_imports
+    """The server is built: garbage is collected again from here on (server/cold_start.py)."""
+    from server.cold_start import after_imports
 
     if settings.fast_paths:
         from server import speed

@@ -6,7 +6,7 @@
 
 Both happen before the settings are read (server/cli.py), so `fast_paths` cannot switch them; they change
 no behaviour. What the switch does govern at start (freezing what was loaded, uvloop) is in
-`server.speed.fast_start`.
+`server.speed.frozen_start`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from bridge.pending import (
     _ignore_reconnect,
     _ignore_result,
 )
-from bridge.redis_client import redis_of
+from toolsets.infra.redis_client import redis_of
 
 logger = logging.getLogger("truloop.redis")
 
@@ -71,7 +71,7 @@ TAKE = "local v = redis.call('GET', KEYS[1]); if v then redis.call('DEL', KEYS[1
 
 class RedisBackend:
     def __init__(self, client: Any, *, prefix: str = "truloop:") -> None:
-        """`client`: the deployment's Redis client (bridge/redis_client.py), or a URL to open one on."""
+        """`client`: the deployment's Redis client (toolsets/infra/redis_client.py), or a URL to open one on."""
         self._redis = redis_of(client)
         self._prefix = prefix
         # Envelopes this replica publishes reach its own device streams directly, not back through Redis.

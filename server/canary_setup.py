@@ -15,7 +15,7 @@ def canary_state_file(settings: Settings) -> Path:
 
 def open_canary_store(settings: Settings) -> CanaryStore:
     if settings.redis_url is not None:
-        from bridge.redis_canary import RedisCanaryStore
+        from toolsets.pipeline.canary.redis_store import RedisCanaryStore
 
         return RedisCanaryStore(settings.redis_url.get_secret_value(), prefix=settings.redis_prefix)  # its own client
     return LocalCanaryStore(canary_state_file(settings))

@@ -59,7 +59,7 @@ class Deployment:
         if url is None:
             return None
         if self._redis is None:
-            from bridge.redis_client import open_redis
+            from toolsets.infra.redis_client import open_redis
 
             self._redis = open_redis(url.get_secret_value())
         return self._redis
@@ -116,7 +116,7 @@ class Deployment:
 
     def _canary_store(self) -> Any:
         if self.redis is not None:
-            from bridge.redis_canary import RedisCanaryStore
+            from toolsets.pipeline.canary.redis_store import RedisCanaryStore
 
             return RedisCanaryStore(self.redis, prefix=self.settings.redis_prefix)
         from server.canary_setup import open_canary_store
@@ -209,7 +209,7 @@ class Deployment:
     def conversations(self) -> Conversations:
         """What each conversation did (gates, exposure): in Redis when configured, so replicas agree."""
         if self.redis is not None:
-            from bridge.redis_conversations import RedisConversations
+            from toolsets.core.redis_conversations import RedisConversations
 
             return RedisConversations(self.redis, prefix=self.settings.redis_prefix)
         from toolsets.core.conversation import MemoryConversations

@@ -9,11 +9,11 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.redis_canary import RedisCanaryStore
 from toolsets.extensions.plugins.catalog import PluginCatalog
 from toolsets.pipeline.canary import actions
 from toolsets.pipeline.canary.metrics import Sample, windows
 from toolsets.pipeline.canary.policy import LOW_RISK_LADDER
+from toolsets.pipeline.canary.redis_store import RedisCanaryStore
 from toolsets.pipeline.canary.router import CanaryRouter
 from toolsets.pipeline.canary.routing import to_candidate
 from toolsets.pipeline.canary.rules import decide

@@ -8,7 +8,7 @@ A candidate version is `DIR/NAME.canary.py` declaring the same tool name as a se
 - rules.py: promote / hold / rollback from the windows; actions.py: the state transitions (auto and operator)
 - state.py: the shared state of one tool's rollout; store.py: kept in memory (+ files for the operator's
   command: the states in one JSON file, the samples in one file per version and step), or in Redis
-  (bridge/redis_canary.py) so every replica routes and decides alike
+  (toolsets/pipeline/canary/redis_store.py) so every replica routes and decides alike
 - files.py: promotion to 100% (the candidate becomes the stable file, the old one goes under DIR/.history/)
   and hard rollback (the candidate file is disabled)
 - middleware.py: `CanaryMiddleware(catalog)`, which picks the version of a call and pins it on the call

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge.redis_client import redis_of
+from toolsets.infra.redis_client import redis_of
 from toolsets.pipeline.canary.metrics import Sample
 from toolsets.pipeline.canary.policy import MAX_SAMPLES
 from toolsets.pipeline.canary.state import CanaryState
@@ -34,7 +34,7 @@ return 1
 
 class RedisCanaryStore:
     def __init__(self, client: Any, *, prefix: str = "truloop:") -> None:
-        """`client`: the deployment's Redis client (bridge/redis_client.py), or a URL to open one on."""
+        """`client`: the deployment's Redis client (toolsets/infra/redis_client.py), or a URL to open one on."""
         self._redis: Any = redis_of(client)
         self._prefix = f"{prefix}canary:"
         self._cas = self._redis.register_script(_CHECK_AND_SET)

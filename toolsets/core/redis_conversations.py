@@ -11,9 +11,9 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
-from bridge.redis_client import redis_of
 from toolsets.core.conversation import CONVERSATION_TTL_S, MAX_SEEN_VALUES
 from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.infra.redis_client import redis_of
 
 logger = logging.getLogger("truloop.conversations")
 
@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 class RedisConversations:
     def __init__(self, client: Any, *, prefix: str = "truloop:", ttl: int = CONVERSATION_TTL_S) -> None:
-        """`client`: the deployment's Redis client (bridge/redis_client.py), or a URL to open one on."""
+        """`client`: the deployment's Redis client (toolsets/infra/redis_client.py), or a URL to open one on."""
         self._redis = redis_of(client)
         self._prefix = prefix
         self._ttl = ttl

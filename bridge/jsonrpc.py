@@ -1,4 +1,4 @@
-"""The agent-rpc wire format (seed 000): JSON-RPC 2.0 requests to the device, its responses,
+"""The agent-rpc wire format: JSON-RPC 2.0 requests to the device, its responses,
 error codes, and the legacy message envelope a device channel carries."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from toolsets.core import safe_json
 
-# Device-side errors (seed 000), defined beside their mapping to tool errors
+# Device-side errors, defined beside their mapping to tool errors
 from toolsets.core.device_answer import PERMISSION_DENIED as PERMISSION_DENIED
 from toolsets.core.device_answer import PERMISSION_REQUIRED as PERMISSION_REQUIRED
 from toolsets.core.device_answer import USER_CANCELED as USER_CANCELED

@@ -1,4 +1,4 @@
-"""Progressive tool exposure (seed 004): loader tools, per-session lists on the handshake era, a stable
+"""Progressive tool exposure: loader tools, per-session lists on the handshake era, a stable
 list on 2026-07-28, and tool search."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Gates (seed 004): requires, same_value and first, refused then allowed, in both eras; the gates file;
+"""Gates: requires, same_value and first, refused then allowed, in both eras; the gates file;
 2026-07-28 conversations shared by two replicas through Redis."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The calendar on the user's device: the one shape of its events, on the wire and in the tool's result.
 
-The device sends `{"id", "title", "start": {"dateTime"}, "end": {"dateTime"}}` (seed 002); the tool
+The device sends `{"id", "title", "start": {"dateTime"}, "end": {"dateTime"}}`; the tool
 returns the same events with `start`/`end` as plain ISO 8601 strings. The model accepts both forms.
 """
 

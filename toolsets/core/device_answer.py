@@ -1,7 +1,7 @@
 """A device's JSON-RPC answer to a deferred call, read as the tool's result or the tool error it means.
 
 One mapping for every front that carries a device's answer (the agent-rpc bridge, a LangGraph resume):
-a result is validated strictly as the tool's result model; -32010 / -32001 / -32002 (seed 000) become
+a result is validated strictly as the tool's result model; -32010 / -32001 / -32002 become
 `permission_required` / `permission_denied` / `user_canceled`; any other error is a `device_error`.
 """
 
@@ -18,7 +18,7 @@ from toolsets.core.errors import ErrorCode, ToolError
 if TYPE_CHECKING:
     from toolsets.core.tool import Tool
 
-# Device-side JSON-RPC error codes (seed 000)
+# Device-side JSON-RPC error codes
 PERMISSION_REQUIRED = -32010
 PERMISSION_DENIED = -32001
 USER_CANCELED = -32002

@@ -1,4 +1,4 @@
-"""The one entry every call takes, from any front (seed 002: `ToolDispatcher.dispatch`).
+"""The one entry every call takes, from any front.
 
 lookup -> argument validation (no NUL in any text, `text_rule`; then the schema) -> the toolset's
 `call_tool` (the wrappers a profile composed: middleware, confirmation, ... down to the tool) -> envelope.

@@ -1,4 +1,4 @@
-"""exposure toolset: loaders for progressive tool exposure (seed 004) and tool search.
+"""exposure toolset: loaders for progressive tool exposure and tool search.
 
 `list_toolsets` and `load_toolset` are published in `--exposure progressive`; `search_tools` in both
 modes. On handshake-era sessions a loaded toolset joins that session's tool list; on 2026-07-28 the

@@ -1,4 +1,4 @@
-"""The opt-in workspace toolset (`--workspace DIR`): files and a shell confined to one folder (seed 003)."""
+"""The opt-in workspace toolset (`--workspace DIR`): files and a shell confined to one folder."""
 
 from toolsets.extensions.workspace.tools import WORKSPACE_TOOLSET, workspace_toolset
 

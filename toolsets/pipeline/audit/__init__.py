@@ -1,4 +1,4 @@
-"""The audit log (seed 003): every tool call and its result as a masked JSON line.
+"""The audit log: every tool call and its result as a masked JSON line.
 
 record.py (the line's schema), masking.py (what never reaches the log), writer.py (bounded queue + background
 thread + rotation), middleware.py (`AuditMiddleware(sink)`, near the outside of the pipeline). What a call

@@ -1,4 +1,4 @@
-"""Gates (seed 004): which tools may run, given what this conversation has done so far."""
+"""Gates: which tools may run, given what this conversation has done so far."""
 
 from toolsets.pipeline.gates.gate_middleware import GateMiddleware
 from toolsets.pipeline.gates.spec import BUILTIN_GATES, Gate, GateFileError, GateSet, load_gates

@@ -1,6 +1,6 @@
 """Baseline for bench/stdio_bench.py: a bare `mcp` MCPServer with one trivial tool, served on stdio.
 
-`--transport truloop` serves the same server on truloop-mcp's own stdio transport (server/stdio.py)
+`--transport truloop` serves the same server on truloop-mcp's own stdio transport (server/stdio/sdk_transport.py)
 instead of the SDK's `stdio_server`, to measure what the transport alone changes.
 
 `--http` (for bench/http_bench.py) serves it as streamable HTTP at /mcp the way the SDK's
@@ -35,7 +35,7 @@ def get_day_of_week(date: str) -> DayOfWeekResult:
 
 
 async def serve_on_our_transport() -> None:
-    from server.stdio import serve_stdio, stdio_channel
+    from server.stdio.sdk_transport import serve_stdio, stdio_channel
 
     async with stdio_channel() as channel:
         await serve_stdio(mcp, channel)

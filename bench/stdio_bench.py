@@ -5,7 +5,7 @@ newline-delimited JSON over its pipes, read and written with `os.read`/`os.write
 
 Targets (the first is the baseline every ratio is taken against):
   bare         bench/bare_server.py: a bare MCPServer with the same tool, on the SDK's stdio_server
-  bare+ours    the same bare server on truloop-mcp's stdio transport (server/stdio.py): the transport alone
+  bare+ours    the same bare server on truloop-mcp's stdio transport (server/stdio/): the transport alone
   before       truloop-mcp at a git revision (--before REF, exported with `git archive` into a temp folder)
   truloop-mcp  truloop-mcp from this working tree
 

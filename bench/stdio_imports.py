@@ -73,7 +73,7 @@ def calls_while_serving(data_dir: str) -> collections.Counter[str]:
 
     from server.app import build_server
     from server.settings import Settings
-    from server.stdio import serve_stdio, stdio_channel
+    from server.stdio.sdk_transport import serve_stdio, stdio_channel
 
     server = build_server(Settings(user="local", timezone="Asia/Seoul", data_dir=Path(data_dir)))
     calls: collections.Counter[str] = collections.Counter()

@@ -35,7 +35,7 @@ from server.sdk_compat import connection_of
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from server.stdio_session import StdioSession
+    from server.stdio.session import StdioSession
     from toolsets.core.context import DeferredCall
     from toolsets.core.envelope import ToolResult
     from toolsets.pipeline.audit.masking import Masker

@@ -45,7 +45,7 @@ from toolsets.views.changes import ResourceChanges
 from toolsets.views.completion_values import Completions
 
 if TYPE_CHECKING:
-    from server.stdio_session import StdioSession
+    from server.stdio.session import StdioSession
     from toolsets.core.envelope import ToolResult
     from toolsets.core.tool import Tool
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -95,7 +95,7 @@ class TruloopMCP(MCPServer):
         self.deferred_timeout = deferred_timeout
         self.stdio = stdio  # served over stdio: no device can connect to this process
         # stdio: one session per process; with `stdio_session` it is shared with the lean front that serves the same
-        # session's plain messages (server/speed/stdio_front.py), which tells it what happens outside its requests
+        # session's plain messages (server/stdio/lean_front.py), which tells it what happens outside its requests
         self.stdio_session = stdio_session
         self._process_session = stdio_session.id if stdio_session is not None else "stdio-" + secrets.token_hex(8)
         self.tool_lists = ToolLists()  # the published forms of the tools (kept, with the speed paths)

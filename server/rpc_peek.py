@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.http_body import Replay, read_body
-from server.stdio_check import valid_id
+from server.stdio.line_check import valid_id
 from toolsets.core import safe_json
 
 PEEKED = "truloop.rpc"

@@ -98,7 +98,7 @@ async def _serve_stdio(settings: Settings) -> None:
     if settings.fast_paths:
         await _serve_stdio_front(settings, deployment)
         return
-    from server.stdio import serve_stdio, stdio_channel
+    from server.stdio.sdk_transport import serve_stdio, stdio_channel
 
     server = deployment.mcp_server()
     _started(settings)
@@ -116,8 +116,8 @@ async def _serve_stdio(settings: Settings) -> None:
 
 async def _serve_stdio_front(settings: Settings, deployment: Any) -> None:
     """stdio with the speed paths: the lean front answers the plain messages, the SDK (loaded on first need) the
-    rest (server/speed/stdio_front.py). Garbage is collected again once the front door is built."""
-    from server.speed.stdio_front import stdio_front
+    rest (server/stdio/lean_front.py). Garbage is collected again once the front door is built."""
+    from server.stdio.lean_front import stdio_front
 
     await _seed_demo(settings, deployment.services)
     async with (

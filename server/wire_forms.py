@@ -1,6 +1,6 @@
 """The one serialiser of what the server answers: results and tool forms as plain dicts, what the SDK's serializer
 makes of its models for the same content, built without importing the SDK (the stdio server answers its first
-messages before the SDK is loaded: `server.speed.stdio_front`). The SDK's own path takes the same forms as its
+messages before the SDK is loaded: `server.stdio.lean_front`). The SDK's own path takes the same forms as its
 models (`to_mcp_result`, `to_mcp_tool`).
 
 A tool's error or cancellation carries no `structuredContent`: clients (the TypeScript SDK first) validate

@@ -1,4 +1,4 @@
-"""The stdio lean front (server/speed/stdio_front.py) answers what the SDK's own path answers, without the SDK.
+"""The stdio lean front (server/stdio/lean_front.py) answers what the SDK's own path answers, without the SDK.
 
 Each scenario is written to a real `truloop-mcp` over stdio twice, with the speed paths on and off
 (`TRULOOP_FAST_PATHS=0`: the SDK answers everything), and the answers compared message by message.

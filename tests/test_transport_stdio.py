@@ -1,6 +1,6 @@
 """The stdio transports against a real `truloop-mcp` subprocess: pipelined bursts, a client that stops reading
-(the own transport, server/speed/stdio_transport.py), stdin and stdout as regular files and as terminals (it and
-the SDK's `stdio_server` fed by server/stdio.py, `plain`); and the line splitter in-process."""
+(the own transport, server/stdio/own_transport.py), stdin and stdout as regular files and as terminals (it and
+the SDK's `stdio_server` fed by server/stdio/sdk_transport.py, `plain`); and the line splitter in-process."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from server.stdio_check import LineSplitter, Oversized
+from server.stdio.line_check import LineSplitter, Oversized
 from tests.support import FAST_AND_PLAIN, INIT, INITIALIZED, TRULOOP, paths_env
 
 pytestmark = pytest.mark.slow

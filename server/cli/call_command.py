@@ -189,7 +189,7 @@ async def _lines(fd: int, limit: int) -> AsyncIterator[tuple[bytes | None, bool]
     A daemon thread reads raw chunks (so Ctrl-C never waits on a blocking read, and no buffered reader's lock
     is held at exit); at most `QUEUED_CHUNKS` wait unread, so a slow caller stops the reading.
     """
-    from server.stdio_check import Line, LineSplitter, Oversized  # the stdio server's splitter
+    from server.stdio.line_check import Line, LineSplitter, Oversized  # the stdio server's splitter
 
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes] = asyncio.Queue()

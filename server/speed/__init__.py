@@ -5,8 +5,8 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
 
 - `lean_path`: handshake-era `tools/call` and every `tools/list` answered by a server middleware, with the
   SDK's answers (`list_cache` keeps the `tools/list` results per list);
-- `stdio_transport` + `stdio_pipes`: stdin and stdout as asyncio transports instead of the SDK's
-  `stdio_server` (worker threads, memory streams);
+- `server.stdio.own_transport` + `server.stdio.pipes` (with the stdio modules): stdin and stdout as asyncio
+  transports instead of the SDK's `stdio_server` (worker threads, memory streams);
 - `sse_sender`: the SSE response each handshake-era POST is answered with, instead of sse-starlette's;
 - `lean_http`: a plain handshake-era `tools/call` POST answered on its own task, without the SDK transport's
   streams and tasks, for a tool that needs nothing from the client while it runs (`Tool.reaches_client`);
@@ -14,9 +14,9 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
 - `frozen_start`: what was loaded frozen out of the collector's way, uvloop for HTTP.
 
 `install(server)` is what a server gets (`TruloopMCP` calls it when built with `fast_paths`); the transport
-pieces are picked where the transports are made (`server.stdio`, `server.http_app`, `server.serving`), through
-the functions below. Nothing here touches a third-party object's private surface itself: that is
-`server.sdk_compat`.
+pieces are picked where the transports are made (`server.stdio.sdk_transport`, `server.http_app`,
+`server.serving`), through the functions below. Nothing here touches a third-party object's private surface
+itself: that is `server.sdk_compat`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from server.connection_guard import ConnectionLimits
     from server.mcp_server import TruloopMCP
-    from server.speed.stdio_transport import StdioChannel
+    from server.stdio.own_transport import StdioChannel
 
 
 def install(server: TruloopMCP) -> None:
@@ -83,8 +83,8 @@ def uninstall_http() -> None:
 
 @contextlib.asynccontextmanager
 async def stdio_channel(limit: int, stdin_fd: int = 0, stdout_fd: int = 1) -> AsyncIterator[StdioChannel]:
-    """The own stdio transport (`server.speed.stdio_transport`) on these descriptors, while the context lasts."""
-    from server.speed.stdio_transport import fast_stdio_channel
+    """The own stdio transport (`server.stdio.own_transport`) on these descriptors, while the context lasts."""
+    from server.stdio.own_transport import fast_stdio_channel
 
     async with fast_stdio_channel(limit, stdin_fd, stdout_fd) as channel:
         yield channel

@@ -1,4 +1,4 @@
-"""The SDK's server loop behind the stdio lean front (`server.speed.stdio_front`): the messages the front does not
+"""The SDK's server loop behind the stdio lean front (`server.stdio.lean_front`): the messages the front does not
 answer are put here, and the SDK's answers go to stdout as the own transport writes them (`Replies`).
 
 On a connection whose handshake the front answered, the SDK's connection is first given the same `initialize` (with
@@ -17,9 +17,9 @@ import mcp.types as types
 from mcp.shared.message import SessionMessage
 
 from server.sdk_compat import lowlevel_of
-from server.speed.stdio_pipes import Outbox
-from server.speed.stdio_transport import MessageStream, Replies
-from server.stdio_check import LineChecker
+from server.stdio.line_check import LineChecker
+from server.stdio.own_transport import MessageStream, Replies
+from server.stdio.pipes import Outbox
 
 logger = logging.getLogger("truloop.stdio")
 

@@ -1,6 +1,6 @@
 """The one handshake-era session of a stdio process, as both of its paths see it.
 
-A stdio server answers its plain messages itself (`server.speed.stdio_front`) and hands the rest to the SDK, loaded
+A stdio server answers its plain messages itself (`server.stdio.lean_front`) and hands the rest to the SDK, loaded
 when first needed. Both paths serve the same session, so what it is lives here, once: its conversation (gates and
 exposure), the level it asked to hear `notifications/message` at, and whether it is to be told when the tool list
 changes (it listed or called tools) or hears broadcast log messages (it called a tool or set a level).

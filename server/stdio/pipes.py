@@ -7,7 +7,7 @@ our own: a stderr that shares stdout's pipe (`2>&1`), or the terminal a shell is
 its blocking mode. A regular file or `/dev/null` (which cannot be polled, and never blocks) is read
 and written directly on the event loop, a chunk at a time.
 
-While serving, fds 0 and 1 are diverted (`server.stdio_fds`); both are restored afterwards.
+While serving, fds 0 and 1 are diverted (`server.stdio.diverted_fds`); both are restored afterwards.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 
 import anyio
 
-from server.stdio_check import Line, LineSplitter, line_size
-from server.stdio_fds import Claim
+from server.stdio.diverted_fds import Claim
+from server.stdio.line_check import Line, LineSplitter, line_size
 
 logger = logging.getLogger("truloop.stdio")
 

@@ -2,15 +2,15 @@
 
 `StdioChannel` is the `ReadStream` the SDK's server loop reads messages from, and `channel.replies`
 the `WriteStream` it writes answers to; nothing sits between them and the pipes (no worker thread,
-no memory stream). The bytes move as asyncio transports (`server.speed.stdio_pipes`), every line is
-checked (`server.stdio_check`: bad lines are answered here, the server sees only valid messages), and:
+no memory stream). The bytes move as asyncio transports (`server.stdio.pipes`), every line is
+checked (`server.stdio.line_check`: bad lines are answered here, the server sees only valid messages), and:
 
 - no request is read while answers wait for the client to read them (`drain`), so a client that
   stops reading stops us reading, and memory stays bounded;
 - at end of input, or on `stop()` (a signal), the requests already read are answered before the
   server stops (the SDK loop would cancel them), so `cat requests.jsonl | truloop-mcp` gets every answer.
 
-The plain SDK way (`stdio_server`, worker threads and memory streams) is in `server.stdio`.
+The plain SDK way (`stdio_server`, worker threads and memory streams) is in `server.stdio.sdk_transport`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import anyio
 import mcp.types as types
 from mcp.shared.message import SessionMessage
 
-from server.speed.stdio_pipes import Inbox, Outbox, open_stdio
-from server.stdio_check import MAX_LINE_BYTES, LineChecker
+from server.stdio.line_check import MAX_LINE_BYTES, LineChecker
+from server.stdio.pipes import Inbox, Outbox, open_stdio
 
 
 class Replies:

@@ -2,7 +2,7 @@
 
 Importing the SDK's server is most of a plain server's start (docs/upstream-lazy-imports.md), and its per-message
 path (a dispatcher task, memory streams, a context and two validations per request) is most of its per-call work.
-This front reads stdin itself (`server.speed.stdio_pipes`, every line checked by `server.stdio_check`) and answers:
+This front reads stdin itself (`server.stdio.pipes`, every line checked by `server.stdio.line_check`) and answers:
 
 - `initialize` (a plain handshake: `server.wire_forms.initialize_result`, what the SDK answers),
   `notifications/initialized` and `ping`;
@@ -18,7 +18,7 @@ Everything else (resources, prompts, completion, `logging/setLevel`, a tool that
 a 2026-07-28 client, responses to the server's own requests) goes to the SDK's server loop, started on first need:
 the SDK is imported then, and its connection is given this session's `initialize` (and `notifications/initialized`)
 again first, its answer dropped, so both paths serve one session. What the session is (its conversation, log level,
-whether it is told of list changes) is one `server.stdio_session.StdioSession`, shared by both; the front tells it
+whether it is told of list changes) is one `server.stdio.session.StdioSession`, shared by both; the front tells it
 when plugins change the tools. A connection that does not open with a plain handshake goes to the SDK whole.
 """
 
@@ -40,9 +40,9 @@ from server.log_events import outcome_event
 from server.pagination import Pager
 from server.speed.per_list import PerToolList
 from server.speed.plain_calls import plain_call
-from server.speed.stdio_pipes import Inbox, Outbox, open_stdio
-from server.stdio_check import LineChecker
-from server.stdio_session import StdioSession
+from server.stdio.line_check import LineChecker
+from server.stdio.pipes import Inbox, Outbox, open_stdio
+from server.stdio.session import StdioSession
 from server.wire_forms import (
     MODERN_META_PREFIX,
     call_result,

@@ -1,4 +1,4 @@
-"""The stdio transport: the SDK's `stdio_server`, fed only lines that passed `server.stdio_check`.
+"""The stdio transport: the SDK's `stdio_server`, fed only lines that passed `server.stdio.line_check`.
 
 The SDK's own stdin reader decodes with replacement characters, reads a whole line before any size check
 and drops what it cannot parse without an answer. Here stdin is read as bytes by a daemon thread (a
@@ -8,7 +8,7 @@ writes every answer to stdout. At end of input, or on `stop()` (a signal), the r
 answered before the server stops (the SDK loop would cancel them), so `cat requests.jsonl | truloop-mcp`
 gets every answer. While serving, fd 0 reads the null device (and the SDK points fd 1 at stderr).
 
-With `fast_paths` (the default) the own transport of `server.speed.stdio_transport` serves instead: the
+With `fast_paths` (the default) the own transport of `server.stdio.own_transport` serves instead: the
 same checks and answers, without threads or memory streams.
 """
 
@@ -29,8 +29,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from server.sdk_compat import lowlevel_of
-from server.stdio_check import MAX_LINE_BYTES, Line, LineChecker, LineSplitter
-from server.stdio_fds import Claim
+from server.stdio.diverted_fds import Claim
+from server.stdio.line_check import MAX_LINE_BYTES, Line, LineChecker, LineSplitter
 
 logger = logging.getLogger("truloop.stdio")
 

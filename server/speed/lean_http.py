@@ -34,8 +34,7 @@ transport `http` and the session id). What the SDK's transport and dispatcher ad
 - `notifications/message` about the call rides its response, before the result;
 - the answer is the SDK's: status 200, the SDK's SSE headers through `server.speed.sse_sender.sse_headers`, one
   `event: message` per message, held until it is ready and sent in one write with the end of the body; a call
-  that takes longer than a second sends its headers then, and a keep-alive comment every 15 s, as the SSE
-  response (`LeanEventSourceResponse`) does.
+  that takes longer than a second sends its headers then, and a keep-alive comment every 15 s.
 
 Installed by `server.speed.lean_http_middleware` with `fast_paths` only; the private SDK state it reads (the
 session manager's sessions, the transport's idle count, the dispatcher's in-flight table) is reached through

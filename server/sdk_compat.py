@@ -189,18 +189,14 @@ def untrack_in_flight(dispatcher: Any, tracked: Any) -> None:
         del dispatcher._in_flight[key]
 
 
-_IN_FLIGHT_NAMES: tuple[Callable[[Any], Any], Any] | None = None
-
-
+@functools.cache
 def _in_flight_names() -> tuple[Callable[[Any], Any], Any]:
-    """`coerce_request_id` and `_InFlight`, imported once, on first use (a stdio server may never load them)."""
-    global _IN_FLIGHT_NAMES
-    if _IN_FLIGHT_NAMES is None:
-        from mcp.shared.dispatcher import coerce_request_id
-        from mcp.shared.jsonrpc_dispatcher import _InFlight
+    """`coerce_request_id` and `_InFlight`, imported on first use (a stdio server may never load them); the SDK's
+    own function and class, the same on every call."""
+    from mcp.shared.dispatcher import coerce_request_id
+    from mcp.shared.jsonrpc_dispatcher import _InFlight
 
-        _IN_FLIGHT_NAMES = (coerce_request_id, _InFlight)
-    return _IN_FLIGHT_NAMES
+    return coerce_request_id, _InFlight
 
 
 # -- uvicorn -------------------------------------------------------------------------------------------------

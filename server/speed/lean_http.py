@@ -44,6 +44,7 @@ session manager's sessions, the transport's idle count, the dispatcher's in-flig
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -477,17 +478,18 @@ class LeanHttpCalls:
             release_session(transport)
 
 
-_SCOPE_CLASS: Any = None
-
-
 def _cancel_scope() -> anyio.CancelScope:
     """A new `anyio.CancelScope`, made by the running backend's class itself (what `anyio.CancelScope()` returns,
     without asking which backend runs on every call)."""
-    global _SCOPE_CLASS
-    if _SCOPE_CLASS is None:
-        _SCOPE_CLASS = type(anyio.CancelScope())
-    scope: anyio.CancelScope = _SCOPE_CLASS()
+    scope: anyio.CancelScope = _asyncio_scope_class()()
     return scope
+
+
+@functools.cache
+def _asyncio_scope_class() -> type[anyio.CancelScope]:
+    """anyio's `CancelScope` class on asyncio, the only backend this middleware runs on (it times with the loop's
+    `call_later`): what `anyio.CancelScope()` makes there, looked up once, inside the loop, on first use."""
+    return type(anyio.CancelScope())
 
 
 Plain = tuple[str, dict[str, Any]]  # a call's tool name and arguments, as `plain_call` read them

@@ -2,8 +2,7 @@
 the notification-safe profile at /notification-safe/mcp, /healthz, and with tokens each surface's
 sign-in metadata (RFC 9728, `/.well-known/oauth-protected-resource/...`).
 
-The SDK's apps, mounted side by side; with `fast_paths` the SDK's transport answers with the lean SSE
-response of `server.speed` (`speed.install_http()`), and a plain `tools/call` POST is answered before it reaches
+The SDK's apps, mounted side by side; with `fast_paths` a plain `tools/call` POST is answered before it reaches
 the SDK's transport (`speed.lean_http_middleware`)."""
 
 from __future__ import annotations
@@ -112,10 +111,6 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     guarded_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     from server import speed
 
-    if settings.fast_paths:  # the SSE stream answering each handshake-era POST: server/speed/sse_sender.py
-        speed.install_http()
-    else:
-        speed.uninstall_http()
     deployment = Deployment(settings)  # both surfaces share it
     bridge, services = deployment.bridge, deployment.services
     # the bearer middleware guards the MCP endpoints (its 401 names each surface's metadata), not the SDK's

@@ -1,4 +1,4 @@
-"""Every place the server reaches past the public surface of the MCP SDK, sse-starlette or uvicorn.
+"""Every place the server reaches past the public surface of the MCP SDK or uvicorn.
 
 Each touch is one small function named for what it does; nothing else in the product names a private
 attribute of a third-party object or rebinds one of their names. `tests/test_sdk_compat.py` pins the
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from server.connection_guard import ConnectionLimits
 
 # distribution -> the version every touch below was read against
-CHECKED_AGAINST = {"mcp": "2.3.0", "sse-starlette": "3.7.0", "uvicorn": "0.54.0"}
+CHECKED_AGAINST = {"mcp": "2.3.0", "uvicorn": "0.54.0"}
 
 
 # -- the MCP SDK ---------------------------------------------------------------------------------------------
@@ -189,54 +189,14 @@ def untrack_in_flight(dispatcher: Any, tracked: Any) -> None:
         del dispatcher._in_flight[key]
 
 
-_IN_FLIGHT_NAMES: tuple[Callable[[Any], Any], Any] | None = None
-
-
+@functools.cache
 def _in_flight_names() -> tuple[Callable[[Any], Any], Any]:
-    """`coerce_request_id` and `_InFlight`, imported once, on first use (a stdio server may never load them)."""
-    global _IN_FLIGHT_NAMES
-    if _IN_FLIGHT_NAMES is None:
-        from mcp.shared.dispatcher import coerce_request_id
-        from mcp.shared.jsonrpc_dispatcher import _InFlight
+    """`coerce_request_id` and `_InFlight`, imported on first use (a stdio server may never load them); the SDK's
+    own function and class, the same on every call."""
+    from mcp.shared.dispatcher import coerce_request_id
+    from mcp.shared.jsonrpc_dispatcher import _InFlight
 
-        _IN_FLIGHT_NAMES = (coerce_request_id, _InFlight)
-    return _IN_FLIGHT_NAMES
-
-
-# -- sse-starlette, as the SDK's streamable-HTTP transport uses it -------------------------------------------
-
-
-def install_sse_sender(response_class: type) -> bool:
-    """Make the SDK's streamable-HTTP transport answer with `response_class` instead of sse-starlette's
-    `EventSourceResponse`. The transport builds its SSE responses from its module-level name
-    `EventSourceResponse` and has no parameter to choose another class, so that name is rebound (process-wide).
-    Only while it still is sse-starlette's class (the constructor arguments it is called with are known then);
-    otherwise the SDK keeps its own, with a warning. Returns whether `response_class` is in use."""
-    import logging
-
-    import sse_starlette
-    from mcp.server import streamable_http
-
-    current = getattr(streamable_http, "EventSourceResponse", None)
-    if current is response_class:
-        return True
-    if current is not sse_starlette.EventSourceResponse:
-        logging.getLogger("truloop.http").warning(
-            "the SDK's streamable-HTTP transport no longer uses sse-starlette's EventSourceResponse; "
-            "keeping its SSE responses as they are"
-        )
-        return False
-    streamable_http.EventSourceResponse = response_class  # type: ignore[attr-defined,misc]
-    return True
-
-
-def remove_sse_sender() -> None:
-    """Give the SDK's streamable-HTTP transport sse-starlette's `EventSourceResponse` back (a no-op when
-    `install_sse_sender` never ran in this process)."""
-    import sse_starlette
-    from mcp.server import streamable_http
-
-    streamable_http.EventSourceResponse = sse_starlette.EventSourceResponse  # type: ignore[attr-defined,misc]
+    return coerce_request_id, _InFlight
 
 
 # -- uvicorn -------------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -119,6 +121,32 @@ def test_the_thread_ends_when_idle_and_starts_again(tmp_path: Path, monkeypatch:
     assert log._thread is None and log._file is None  # no thread, no open file while idle
     log.emit(entry(2))
     assert log.flush() and [line["call_id"] for line in read(path)] == ["tc_1", "tc_2"]
+
+
+def test_lines_queued_at_exit_are_written_and_an_idle_log_holds_no_exit_handler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "tool-calls.jsonl"
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from toolsets.pipeline.audit.writer import AuditLog\n"
+        "log = AuditLog(Path(sys.argv[1]))\n"
+        "for n in range(300):\n"
+        "    log.emit({'ts': 1.0, 'event': 'tool_call', 'call_id': f'tc_{n}'})\n"
+    )  # and exits at once: the writer thread is a daemon, so only the log's exit handler writes the lines
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60, cwd=Path(__file__).parent.parent)
+    assert [line["call_id"] for line in read(path)] == [f"tc_{n}" for n in range(300)]
+
+    monkeypatch.setattr(writer, "IDLE_SECONDS", 0.05)
+    log = AuditLog(tmp_path / "other.jsonl")
+    assert not log._exit_hook  # nothing on its way yet
+    log.emit(entry(1))
+    assert log._exit_hook and log.flush()
+    deadline = time.monotonic() + 5
+    while log._thread is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert log._thread is None and not log._exit_hook  # idle: the exit has nothing to wait for
 
 
 def test_calls_work_when_the_audit_disk_is_full_and_healthz_says_so(tmp_path: Path) -> None:

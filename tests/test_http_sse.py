@@ -1,12 +1,11 @@
-"""The SSE stream each handshake-era POST is answered with (`server/speed/sse_sender.py`), and the HTTP protocol
-that writes a response at once (`server/speed/write_combining.py`).
+"""The SSE answers of handshake-era POSTs, and the HTTP protocol that writes a response at once
+(`server/speed/write_combining.py`).
 
-Unit level: the lean response frames events and headers byte for byte as sse-starlette did, ends the body
-with the last event, holds a POST's headers for its first event, sends keep-alive comments, and a client
-that disconnects ends the stream and its data sender. Over a real `truloop-mcp --transport http` on the
-2025-11-25 era (SSE per POST): inline elicitation, sampling and progress ride the POST's stream, a client
-that walks away from a stream leaves the session usable, and the standalone GET stream can be reopened; each
-with the speed paths (`fast`) and with sse-starlette's response on plain uvicorn (`plain`).
+Unit level: the headers a lean answer (`server/speed/lean_http.py`) sends are sse-starlette's, byte for byte
+(`server/speed/sse_sender.py`). Over a real `truloop-mcp --transport http` on the 2025-11-25 era (SSE per POST):
+inline elicitation, sampling and progress ride the POST's stream (the SDK's own, through sse-starlette's
+response), a client that walks away from a stream leaves the session usable, and the standalone GET stream can
+be reopened; each with the speed paths (`fast`) and without them on plain uvicorn (`plain`).
 """
 
 from __future__ import annotations
@@ -25,10 +24,8 @@ import httpx
 import pytest
 from mcp import types
 from sse_starlette import EventSourceResponse
-from sse_starlette.event import ensure_bytes
 
-from server.sdk_compat import install_sse_sender
-from server.speed.sse_sender import LeanEventSourceResponse, encode_event, sse_headers
+from server.speed.sse_sender import sse_headers
 from server.speed.write_combining import WriteCombiningTransport, http_protocol
 from server.uvicorn_server import parser_name
 from tests.support import (
@@ -51,25 +48,7 @@ SDK_HEADERS = {
 }
 
 
-# -- the response on its own ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "event",
-    [
-        {"event": "message", "data": '{"jsonrpc":"2.0","id":1,"result":{}}'},
-        {"event": "message", "data": '{"a":1}', "id": "7"},
-        {"id": "stream-1", "data": ""},
-        {"id": "stream-1", "data": "", "retry": 500},
-        {"data": "one\ntwo\r\nthree\rfour"},
-        {"comment": "a\nb"},
-        {"event": "odd\nname", "data": "x"},
-        b"already bytes",
-        "plain text",
-    ],
-)
-def test_events_are_framed_as_sse_starlette_frames_them(event: Any) -> None:
-    assert encode_event(event) == ensure_bytes(event, "\r\n")
+# -- the SSE headers of a lean answer ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -80,145 +59,6 @@ async def test_headers_are_sse_starlettes(headers: dict[str, str] | None) -> Non
     send, receive = anyio.create_memory_object_stream[Any](0)
     with send, receive:
         assert sse_headers(headers) == EventSourceResponse(content=receive, headers=headers).raw_headers
-
-
-class Exchange:
-    """One ASGI request: what the response sent, and a `receive` that answers `http.disconnect` once the
-    response is complete or the client is made to leave."""
-
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-        self.gone = anyio.Event()
-        self.sent_at: list[float] = []
-
-    async def receive(self) -> dict[str, Any]:
-        await self.gone.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(self, message: dict[str, Any]) -> None:
-        self.sent.append(message)
-        self.sent_at.append(anyio.current_time())
-        if message["type"] == "http.response.body" and not message.get("more_body", False):
-            self.gone.set()
-
-    @property
-    def body(self) -> bytes:
-        return b"".join(m.get("body", b"") for m in self.sent if m["type"] == "http.response.body")
-
-
-def scope(method: str = "POST") -> dict[str, Any]:
-    return {"type": "http", "method": method, "path": "/mcp", "headers": []}
-
-
-async def serve(response: LeanEventSourceResponse, exchange: Exchange, method: str = "POST") -> None:
-    with anyio.fail_after(5):
-        await response(scope(method), exchange.receive, exchange.send)
-
-
-def sdk_like(events: list[Any], *, pause: float = 0.0, then_wait: bool = False) -> tuple[Any, Any, list[str]]:
-    """A content stream and a data sender shaped like the SDK's: the sender owns the stream's writing end,
-    sends `events` and closes it (or, with `then_wait`, waits for ever). `log` records how it ended."""
-    writer, reader = anyio.create_memory_object_stream[Any](0)
-    log: list[str] = []
-
-    async def data_sender() -> None:
-        try:
-            async with writer:
-                for event in events:
-                    if pause:
-                        await anyio.sleep(pause)
-                    await writer.send(event)
-                if then_wait:
-                    await anyio.sleep_forever()
-            log.append("finished")
-        except anyio.get_cancelled_exc_class():
-            log.append("cancelled")
-            raise
-
-    return reader, data_sender, log
-
-
-ANSWER = {"event": "message", "data": '{"jsonrpc":"2.0","id":3,"result":{"ok":true}}'}
-PROGRESS = {"event": "message", "data": '{"jsonrpc":"2.0","method":"notifications/progress","params":{}}'}
-
-
-async def test_an_answer_ready_at_once_is_headers_and_one_final_body() -> None:
-    reader, sender, log = sdk_like([ANSWER])
-    exchange = Exchange()
-    async with reader:
-        await serve(LeanEventSourceResponse(reader, headers=SDK_HEADERS, data_sender_callable=sender), exchange)
-    start, body = exchange.sent  # nothing else: no separate empty chunk to end the body
-    assert start == {"type": "http.response.start", "status": 200, "headers": sse_headers(SDK_HEADERS)}
-    assert body == {"type": "http.response.body", "body": encode_event(ANSWER), "more_body": False}
-    assert log == ["finished"]
-
-
-async def test_events_go_out_in_order_as_they_come_and_the_body_ends() -> None:
-    reader, sender, log = sdk_like([PROGRESS, PROGRESS, ANSWER], pause=0.05)
-    exchange = Exchange()
-    async with reader:
-        await serve(LeanEventSourceResponse(reader, headers=SDK_HEADERS, data_sender_callable=sender), exchange)
-    assert exchange.sent[0]["type"] == "http.response.start"
-    bodies = [m for m in exchange.sent if m["type"] == "http.response.body"]
-    assert [m["more_body"] for m in bodies][:-1] == [True] * (len(bodies) - 1) and not bodies[-1]["more_body"]
-    assert exchange.body == encode_event(PROGRESS) * 2 + encode_event(ANSWER)
-    assert exchange.sent_at[1] < exchange.sent_at[-1] - 0.04, "an event waited for the next one"
-    assert log == ["finished"]
-
-
-async def test_a_slow_posts_headers_go_out_after_the_hold_then_keepalives() -> None:
-    reader, sender, _ = sdk_like([ANSWER], pause=0.35)
-    exchange = Exchange()
-    response = LeanEventSourceResponse(
-        reader, headers=SDK_HEADERS, data_sender_callable=sender, ping=0.1, hold_headers=0.05
-    )
-    async with reader:
-        started = anyio.current_time()
-        await serve(response, exchange)
-    assert exchange.sent[0]["type"] == "http.response.start" and exchange.sent_at[0] - started < 0.3
-    pings = [m for m in exchange.sent if m.get("body", b"").startswith(b": ping - ")]
-    assert len(pings) >= 2 and all(m["more_body"] for m in pings)
-    assert exchange.body.endswith(encode_event(ANSWER))
-
-
-async def test_a_get_stream_sends_its_headers_at_once() -> None:
-    reader, sender, _ = sdk_like([ANSWER], pause=0.2)
-    exchange = Exchange()
-    async with reader, anyio.create_task_group() as tg:
-        tg.start_soon(serve, LeanEventSourceResponse(reader, data_sender_callable=sender), exchange, "GET")
-        await anyio.sleep(0.05)
-        assert [m["type"] for m in exchange.sent] == ["http.response.start"]
-    assert exchange.body == encode_event(ANSWER)
-
-
-@pytest.mark.parametrize("method", ["POST", "GET"])
-async def test_a_client_that_leaves_ends_the_stream_and_its_sender(method: str) -> None:
-    reader, sender, log = sdk_like([PROGRESS], then_wait=True)
-    exchange = Exchange()
-    response = LeanEventSourceResponse(reader, headers=SDK_HEADERS, data_sender_callable=sender, hold_headers=0.05)
-    async with reader, anyio.create_task_group() as tg:
-        tg.start_soon(serve, response, exchange, method)
-        await anyio.sleep(0.2)
-        exchange.gone.set()  # the client closed the connection
-    assert log == ["cancelled"]
-    assert exchange.body == encode_event(PROGRESS)
-
-
-async def test_the_sdk_transport_uses_the_lean_response_only_over_sse_starlettes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from mcp.server import streamable_http
-
-    monkeypatch.setattr(streamable_http, "EventSourceResponse", EventSourceResponse)
-    assert install_sse_sender(LeanEventSourceResponse) and install_sse_sender(LeanEventSourceResponse)  # then in place
-    assert streamable_http.EventSourceResponse is LeanEventSourceResponse
-
-    class Other:
-        pass
-
-    monkeypatch.setattr(streamable_http, "EventSourceResponse", Other)
-    assert not install_sse_sender(LeanEventSourceResponse)
-    assert streamable_http.EventSourceResponse is Other  # an SDK that changed is left as it is
 
 
 # -- write combining ------------------------------------------------------------------------------
@@ -433,8 +273,9 @@ async def test_the_standalone_stream_can_be_reopened_once_its_client_left(server
 
 
 def test_a_raw_response_arrives_whole(server: str, fast_paths: bool) -> None:
-    """Headers and the event leave in one write (the speed paths): one recv on loopback reads the whole response.
-    Plain uvicorn and sse-starlette send the same bytes in several writes."""
+    """A plain call's headers and event leave in one write (the speed paths: `lean_http` on the write-combining
+    protocol): one recv on loopback reads the whole response. Plain uvicorn and sse-starlette (the SDK's own
+    answers, such as `initialize`'s) send the same bytes in several writes."""
     bearer = token(sub="one-write")
     host, port = server.removeprefix("http://").rsplit(":", 1)
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
@@ -444,10 +285,10 @@ def test_a_raw_response_arrives_whole(server: str, fast_paths: bool) -> None:
         head = "".join(f"{k}: {v}\r\n" for k, v in raw_headers(bearer, session).items())
         return f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
 
-    def response(sock: socket.socket) -> bytes:
-        """One recv with the speed paths; plain, as many as the response takes."""
+    def response(sock: socket.socket, *, lean: bool = False) -> bytes:
+        """One recv for a lean answer with the speed paths; otherwise as many as the response takes."""
         data = sock.recv(65536)
-        while not fast_paths and not complete(data):
+        while not (fast_paths and lean) and not complete(data):
             more = sock.recv(65536)
             assert more, data
             data += more
@@ -465,7 +306,7 @@ def test_a_raw_response_arrives_whole(server: str, fast_paths: bool) -> None:
         assert response(sock).startswith(b"HTTP/1.1 202")
         call = rpc(2, "tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
         sock.sendall(request(call, session))
-        whole = response(sock)
+        whole = response(sock, lean=True)
     assert whole.startswith(b"HTTP/1.1 200 OK\r\n") and whole.endswith(b"\r\n0\r\n\r\n"), whole
     assert b'"day_of_week":"Tuesday"' in whole
 

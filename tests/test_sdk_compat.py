@@ -1,6 +1,6 @@
 """Every private touch of server/sdk_compat.py still finds what it was written against.
 
-The first test pins the installed versions of the MCP SDK, sse-starlette and uvicorn to the ones the touches were
+The first test pins the installed versions of the MCP SDK and uvicorn to the ones the touches were
 checked against; the others check each private name and its shape, live where they can. A failure names the
 touch to re-check; after re-checking it, update `CHECKED_AGAINST` in server/sdk_compat.py.
 """
@@ -114,31 +114,6 @@ def test_has_live_session() -> None:
     assert "self._server_instances[session_id] = " in source and "self._server_instances.pop(" in source, recheck(
         "has_live_session", "sessions enter and leave _server_instances by id"
     )
-
-
-def test_install_and_remove_sse_sender() -> None:
-    import sse_starlette
-    from mcp.server import streamable_http
-
-    class Other:
-        pass
-
-    sdk_compat.remove_sse_sender()
-    try:
-        assert streamable_http.EventSourceResponse is sse_starlette.EventSourceResponse
-        source = inspect.getsource(streamable_http)
-        assert "EventSourceResponse(" in source and "data_sender_callable=" in source, recheck(
-            "install_sse_sender", "the SDK builds its SSE responses from the module-level EventSourceResponse"
-        )
-        parameters = inspect.signature(sse_starlette.EventSourceResponse).parameters
-        assert {"content", "status_code", "headers", "data_sender_callable"} <= set(parameters), recheck(
-            "install_sse_sender", "sse-starlette's EventSourceResponse constructor"
-        )
-        assert sdk_compat.install_sse_sender(Other)
-        assert streamable_http.EventSourceResponse is Other
-    finally:
-        sdk_compat.remove_sse_sender()
-    assert streamable_http.EventSourceResponse is sse_starlette.EventSourceResponse
 
 
 def test_leave_signals_alone() -> None:

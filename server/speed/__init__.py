@@ -7,7 +7,7 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
   SDK's answers (`list_cache` keeps the `tools/list` results per list);
 - `server.stdio.own_transport` + `server.stdio.pipes` (with the stdio modules): stdin and stdout as asyncio
   transports instead of the SDK's `stdio_server` (worker threads, memory streams);
-- `sse_sender`: the SSE response each handshake-era POST is answered with, instead of sse-starlette's;
+- `sse_sender`: the SSE headers and keep-alive comment `lean_http` answers with, as sse-starlette sends them;
 - `lean_http`: a plain handshake-era `tools/call` POST answered on its own task, without the SDK transport's
   streams and tasks, for a tool that needs nothing from the client while it runs (`Tool.reaches_client`);
 - `write_combining`: uvicorn's httptools protocol writing a response in one system call;
@@ -55,14 +55,6 @@ def install(server: TruloopMCP) -> None:
     lowlevel_of(server).add_request_handler("tools/list", types.PaginatedRequestParams, lean.tools_list_handler)
 
 
-def install_http() -> None:
-    """The lean SSE response in the SDK's streamable-HTTP transport (process-wide)."""
-    from server.sdk_compat import install_sse_sender
-    from server.speed.sse_sender import LeanEventSourceResponse
-
-    install_sse_sender(LeanEventSourceResponse)
-
-
 def lean_http_middleware(endpoints: Mapping[str, TruloopMCP]) -> Middleware:
     """The HTTP app's innermost middleware: plain `tools/call` POSTs to `endpoints` (path -> server) answered without
     the SDK transport's streams and tasks (server/speed/lean_http.py)."""
@@ -71,14 +63,6 @@ def lean_http_middleware(endpoints: Mapping[str, TruloopMCP]) -> Middleware:
     from server.speed.lean_http import LeanHttpCalls
 
     return Middleware(LeanHttpCalls, endpoints=endpoints)
-
-
-def uninstall_http() -> None:
-    """sse-starlette's response back in the SDK's transport (an app built with `fast_paths` off, in a process
-    where one with them on was built before)."""
-    from server.sdk_compat import remove_sse_sender
-
-    remove_sse_sender()
 
 
 @contextlib.asynccontextmanager

@@ -34,8 +34,7 @@ transport `http` and the session id). What the SDK's transport and dispatcher ad
 - `notifications/message` about the call rides its response, before the result;
 - the answer is the SDK's: status 200, the SDK's SSE headers through `server.speed.sse_sender.sse_headers`, one
   `event: message` per message, held until it is ready and sent in one write with the end of the body; a call
-  that takes longer than a second sends its headers then, and a keep-alive comment every 15 s, as the SSE
-  response (`LeanEventSourceResponse`) does.
+  that takes longer than a second sends its headers then, and a keep-alive comment every 15 s.
 
 Installed by `server.speed.lean_http_middleware` with `fast_paths` only; the private SDK state it reads (the
 session manager's sessions, the transport's idle count, the dispatcher's in-flight table) is reached through
@@ -45,6 +44,7 @@ session manager's sessions, the transport's idle count, the dispatcher's in-flig
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -478,17 +478,18 @@ class LeanHttpCalls:
             release_session(transport)
 
 
-_SCOPE_CLASS: Any = None
-
-
 def _cancel_scope() -> anyio.CancelScope:
     """A new `anyio.CancelScope`, made by the running backend's class itself (what `anyio.CancelScope()` returns,
     without asking which backend runs on every call)."""
-    global _SCOPE_CLASS
-    if _SCOPE_CLASS is None:
-        _SCOPE_CLASS = type(anyio.CancelScope())
-    scope: anyio.CancelScope = _SCOPE_CLASS()
+    scope: anyio.CancelScope = _asyncio_scope_class()()
     return scope
+
+
+@functools.cache
+def _asyncio_scope_class() -> type[anyio.CancelScope]:
+    """anyio's `CancelScope` class on asyncio, the only backend this middleware runs on (it times with the loop's
+    `call_later`): what `anyio.CancelScope()` makes there, looked up once, inside the loop, on first use."""
+    return type(anyio.CancelScope())
 
 
 Plain = tuple[str, dict[str, Any]]  # a call's tool name and arguments, as `plain_call` read them

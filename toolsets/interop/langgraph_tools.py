@@ -27,7 +27,6 @@ import hashlib
 import json
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,10 +48,6 @@ if TYPE_CHECKING:
     from toolsets.front_door import FrontDoor
     from toolsets.services import Services
 
-# The id of the LangChain tool call being run (set around `invoke`), so a deferred call's JSON-RPC id stays
-# the same when LangGraph runs the tool again on resume.
-_TOOL_CALL_ID: ContextVar[str | None] = ContextVar("truloop_tool_call_id", default=None)
-
 
 def langchain_tools(
     door: FrontDoor | Services,
@@ -70,48 +65,50 @@ def langchain_tools(
     cancels them. `device`: a resolver that reaches the user's device (the interrupt is the fallback when it
     answers `no_route`).
     """
+    resolver = InterruptResolver(device)
     runner = runner_for(
         door,
         caller,
         profile,
         confirm_policy=confirm_policy,
         confirmer=InterruptConfirmer(),
-        deferred=InterruptResolver(device),
+        deferred=resolver,
         transport="langgraph",
     )
-    return [TruloopTool.of(runner, tool.name) for tool in runner.toolset]
+    return [TruloopTool.of(runner, tool.name, resolver) for tool in runner.toolset]
 
 
 class TruloopTool(BaseTool):
-    """One tool of a profile; `runner` carries the caller, the profile and the policy."""
+    """One tool of a profile; `runner` carries the caller, the profile and the policy, `resolver` answers its
+    deferred calls (each call's own, with the id of the LangChain tool call it answers)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     runner: InteropRunner
+    resolver: InterruptResolver
 
     @classmethod
-    def of(cls, runner: InteropRunner, name: str) -> TruloopTool:
+    def of(cls, runner: InteropRunner, name: str, resolver: InterruptResolver | None = None) -> TruloopTool:
         tool = runner.toolset.get(name)
         assert tool is not None
-        return cls(name=name, description=tool.description, args_schema=tool.input_schema, runner=runner)
+        return cls(
+            name=name,
+            description=tool.description,
+            args_schema=tool.input_schema,
+            runner=runner,
+            resolver=resolver or InterruptResolver(),
+        )
 
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        token = _TOOL_CALL_ID.set(_tool_call_id(input))
-        try:
-            return super().invoke(input, config, **kwargs)
-        finally:
-            _TOOL_CALL_ID.reset(token)
+    def _to_args_and_kwargs(self, tool_input: str | dict[str, Any], tool_call_id: str | None) -> Any:
+        """LangChain hands the tool call's id here (None: invoked with bare arguments), as it does to an
+        `InjectedToolCallId` argument: `_run`/`_arun` get the arguments and the id as two keywords of their own
+        (so no argument of a tool can clash with LangChain's `config` or `run_manager`)."""
+        args, kwargs = super()._to_args_and_kwargs(tool_input, tool_call_id)
+        return (), {"arguments": args[0] if args else kwargs, "tool_call_id": tool_call_id}
 
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        token = _TOOL_CALL_ID.set(_tool_call_id(input))
-        try:
-            return await super().ainvoke(input, config, **kwargs)
-        finally:
-            _TOOL_CALL_ID.reset(token)
-
-    def _run(self, *args: Any, config: RunnableConfig, **kwargs: Any) -> Any:
+    def _run(self, *, arguments: Any, tool_call_id: str | None, config: RunnableConfig) -> Any:
         def run() -> Any:
-            return asyncio.run(self._arun(*args, config=config, **kwargs))
+            return asyncio.run(self._arun(arguments=arguments, tool_call_id=tool_call_id, config=config))
 
         try:
             asyncio.get_running_loop()
@@ -121,11 +118,15 @@ class TruloopTool(BaseTool):
         with ThreadPoolExecutor(1) as pool:
             return pool.submit(contextvars.copy_context().run, run).result()
 
-    async def _arun(self, *args: Any, config: RunnableConfig, **kwargs: Any) -> Any:
-        tool_call_id = _TOOL_CALL_ID.get()
-        call = call_from(Shape.LANGCHAIN, tool_call_id, self.name, args[0] if args else kwargs)
+    async def _arun(self, *, arguments: Any, tool_call_id: str | None, config: RunnableConfig) -> Any:
+        tool_call_id = None if tool_call_id is None else str(tool_call_id)
+        call = call_from(Shape.LANGCHAIN, tool_call_id, self.name, arguments)
         thread = (config.get("configurable") or {}).get("thread_id")
-        outcome = await self.runner.outcome(call, conversation=None if thread is None else f"langgraph:{thread}")
+        outcome = await self.runner.outcome(
+            call,
+            conversation=None if thread is None else f"langgraph:{thread}",
+            deferred=self.resolver.for_call(tool_call_id),
+        )
         if isinstance(outcome, ToolInputRequired) and isinstance(outcome.payload, _Paused):
             raise outcome.payload.signal  # LangGraph's interrupt, raised outside the dispatcher that settled it
         message = reply(call, outcome)
@@ -138,13 +139,6 @@ class TruloopTool(BaseTool):
             status=message["status"],
             artifact=message["artifact"],
         )
-
-
-def _tool_call_id(tool_input: Any) -> str | None:
-    if isinstance(tool_input, Mapping) and tool_input.get("type") == "tool_call":
-        found = tool_input.get("id")
-        return str(found) if found is not None else None
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,10 +184,17 @@ def decision_of(answer: Any) -> Decision:
 
 
 class InterruptResolver:
-    """Deferred calls: the `device` resolver when it can reach the device, else LangGraph's `interrupt()`."""
+    """Deferred calls: the `device` resolver when it can reach the device, else LangGraph's `interrupt()`. The
+    interrupt's JSON-RPC id is `tool_call_id` (the LangChain tool call's id, None: the call had none), so it stays
+    the same when LangGraph runs the tool again on resume."""
 
-    def __init__(self, device: DeferredResolver | None = None) -> None:
+    def __init__(self, device: DeferredResolver | None = None, tool_call_id: str | None = None) -> None:
         self.device = device
+        self.tool_call_id = tool_call_id
+
+    def for_call(self, tool_call_id: str | None) -> InterruptResolver:
+        """This resolver, for the calls of the LangChain tool call `tool_call_id`."""
+        return InterruptResolver(self.device, tool_call_id)
 
     async def resolve(self, call: DeferredCall) -> Any:
         if self.device is not None:
@@ -205,7 +206,7 @@ class InterruptResolver:
         from langgraph.errors import GraphBubbleUp
         from langgraph.types import interrupt
 
-        request = jsonrpc_request(call)
+        request = jsonrpc_request(call, self.tool_call_id)
         try:
             answer = interrupt(request)
         except GraphBubbleUp as signal:
@@ -220,10 +221,10 @@ class InterruptResolver:
         return device_answer(call.tool, result, error)
 
 
-def jsonrpc_request(call: DeferredCall) -> dict[str, Any]:
-    """The seed's request to the device; its id is the same each time LangGraph runs the tool for this call."""
+def jsonrpc_request(call: DeferredCall, tool_call_id: str | None = None) -> dict[str, Any]:
+    """The seed's request to the device; its id is the same each time LangGraph runs the tool for this call: from
+    the LangChain tool call's id, or without one from the tool and its arguments."""
     assert call.tool.device is not None
-    tool_call_id = _TOOL_CALL_ID.get()
     if tool_call_id is None:
         canonical = json.dumps([call.tool_name, dict(call.arguments)], sort_keys=True, ensure_ascii=False)
         tool_call_id = hashlib.sha256(canonical.encode()).hexdigest()[:24]

@@ -102,9 +102,12 @@ class InteropRunner:
             return not_a_call(item)
         return reply(item, await self.outcome(item))
 
-    async def outcome(self, call: ParsedCall, *, conversation: str | None = None) -> ToolResult:
+    async def outcome(
+        self, call: ParsedCall, *, conversation: str | None = None, deferred: DeferredResolver | None = None
+    ) -> ToolResult:
         """The envelope of one call (never raises, but for the cancellation of the surrounding task);
-        `conversation` names the conversation it belongs to, if not the runner's."""
+        `conversation` names the conversation it belongs to, if not the runner's; `deferred` answers its deferred
+        tools, if not the runner's resolver."""
         if call.bad_json is not None and self.toolset.get(call.name) is not None:
             return ToolErr(
                 ErrorCode.VALIDATION,
@@ -112,7 +115,10 @@ class InteropRunner:
                 "Send them as a JSON object.",
             )
         arguments = {} if call.bad_json is not None else call.arguments
-        return await self.door.call(self.context(call, conversation), call.name, arguments)
+        ctx = self.context(call, conversation)
+        if deferred is not None:
+            ctx.deferred = deferred
+        return await self.door.call(ctx, call.name, arguments)
 
 
 def runner_for(

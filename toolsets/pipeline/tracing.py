@@ -10,7 +10,6 @@ server's `tools/call` span when the MCP SDK made one, and its id is the call's a
 
 from __future__ import annotations
 
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from toolsets.core.call import ToolCall, new_call_id
@@ -27,20 +26,29 @@ if TYPE_CHECKING:
 TRACER_NAME = "truloop-mcp"
 
 
-@cache
 def tracer() -> Tracer:
+    """The server's tracer: a proxy of the global provider's, so it follows a provider installed later."""
     from opentelemetry.trace import get_tracer
 
     from toolsets.pipeline.audit.audit_middleware import builtin_version
 
-    return get_tracer(TRACER_NAME, builtin_version())  # a proxy: follows a provider installed later
+    return get_tracer(TRACER_NAME, builtin_version())
 
 
 class TracingMiddleware:
     """A span per call, and per call the dispatcher refused before the pipeline (unknown tool, invalid
-    arguments). Spans are made only once an SDK tracer provider is installed (checked per call)."""
+    arguments). Spans are made only once an SDK tracer provider is installed (checked per call); the tracer is
+    this middleware's own, made with its first span."""
 
-    __slots__ = ()
+    __slots__ = ("_tracer",)
+
+    def __init__(self) -> None:
+        self._tracer: Tracer | None = None
+
+    def tracer(self) -> Tracer:
+        if self._tracer is None:
+            self._tracer = tracer()
+        return self._tracer
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolResult:
         if not provider_installed():  # no SDK installed: its spans record nothing
@@ -49,7 +57,7 @@ class TracingMiddleware:
         from opentelemetry.trace import SpanKind
 
         attributes = _attributes(call.tool.name, call.call_id, call.ctx)
-        with tracer().start_as_current_span(
+        with self.tracer().start_as_current_span(
             f"execute_tool {call.tool.name}",
             kind=SpanKind.INTERNAL,
             attributes=attributes,
@@ -65,7 +73,7 @@ class TracingMiddleware:
             return
         from opentelemetry.trace import SpanKind
 
-        with tracer().start_as_current_span(
+        with self.tracer().start_as_current_span(
             f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=_attributes(name, new_call_id(), ctx)
         ) as span:
             _describe(span, refusal, None)

@@ -51,10 +51,10 @@ def _document(tool: Tool) -> str:
     return " ".join((tool.name.replace("_", " "), tool.toolset, tool.description, ALIASES.get(tool.name, "")))
 
 
-@lru_cache(maxsize=64)
-def _index(tools: tuple[Tool, ...]) -> tuple[list[Counter[str]], dict[str, int], float]:
+@lru_cache(maxsize=64)  # keyed by the tools' text alone: no `Tool` of any deployment is kept
+def _index(documents: tuple[str, ...]) -> tuple[list[Counter[str]], dict[str, int], float]:
     terms = analyzer()
-    docs = [Counter(terms.terms(_document(tool))) for tool in tools]
+    docs = [Counter(terms.terms(document)) for document in documents]
     frequency: Counter[str] = Counter()
     for doc in docs:
         frequency.update(doc.keys())
@@ -65,7 +65,7 @@ def _index(tools: tuple[Tool, ...]) -> tuple[list[Counter[str]], dict[str, int],
 def search(tools: Iterable[Tool], query: str, limit: int = 5) -> list[ToolMatch]:
     """The best matches first; tools sharing no term with the query are left out."""
     ordered = tuple(sorted(tools, key=lambda tool: tool.name))
-    docs, frequency, average = _index(ordered)
+    docs, frequency, average = _index(tuple(_document(tool) for tool in ordered))
     wanted = set(analyzer().query_terms(query))
     count = len(ordered)
     scored = []

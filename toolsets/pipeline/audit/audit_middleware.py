@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 from toolsets.core.call import ToolCall, new_call_id
@@ -26,9 +25,8 @@ from toolsets.pipeline.audit.writer import AuditSink
 logger = logging.getLogger("truloop.audit")
 
 
-@cache
 def builtin_version() -> str:
-    """The version of a built-in tool: the package's."""
+    """The version of a built-in tool: the package's (read from its metadata each time: callers keep it)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -38,15 +36,17 @@ def builtin_version() -> str:
 
 
 class AuditMiddleware:
-    __slots__ = ("sink",)
+    __slots__ = ("sink", "version")
 
-    def __init__(self, sink: AuditSink) -> None:
+    def __init__(self, sink: AuditSink, version: str | None = None) -> None:
         self.sink = sink
+        self.version = version  # of the built-in tools (`builtin_version`, read with the first call's lines)
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolResult:
         notes = call.notes
         started = time.perf_counter()
-        entry = _emit_call(self.sink, call.tool.name, call.call_id, call.arguments, call.ctx, notes)
+        version = self.version or self._version()
+        entry = _emit_call(self.sink, version, call.tool.name, call.call_id, call.arguments, call.ctx, notes)
         outcome: ToolResult | None = None
         try:
             outcome = await call_next(call)
@@ -54,19 +54,24 @@ class AuditMiddleware:
         finally:  # also when the surrounding task is cancelled (the client withdrew the request)
             if entry is not None:
                 latency = (time.perf_counter() - started) * 1000
-                _emit_result(self.sink, entry, outcome, notes, latency, call.tool.deferred)
+                _emit_result(self.sink, version, entry, outcome, notes, latency, call.tool.deferred)
 
     def refused(self, name: str, raw_args: Any, ctx: ToolContext[Any], refusal: ToolErr) -> None:
         """A call the dispatcher refused before it reached the pipeline: both lines, at once."""
         notes = CallNotes()
         arguments = raw_args if isinstance(raw_args, Mapping) or raw_args is None else str(raw_args)
-        entry = _emit_call(self.sink, name, new_call_id(), arguments, ctx, notes)
+        version = self.version or self._version()
+        entry = _emit_call(self.sink, version, name, new_call_id(), arguments, ctx, notes)
         if entry is not None:
-            _emit_result(self.sink, entry, refusal, notes, 0.0, deferred=False)
+            _emit_result(self.sink, version, entry, refusal, notes, 0.0, deferred=False)
+
+    def _version(self) -> str:
+        self.version = builtin_version()
+        return self.version
 
 
 def _emit_call(
-    sink: AuditSink, name: str, call_id: str, arguments: Any, ctx: ToolContext[Any], notes: CallNotes
+    sink: AuditSink, version: str, name: str, call_id: str, arguments: Any, ctx: ToolContext[Any], notes: CallNotes
 ) -> Entry | None:
     """The `tool_call` entry (its fields in the order a reader scans them: when, what, who, which tool, then
     the call's own), emitted; the writer masks the arguments when it renders the line."""
@@ -84,7 +89,7 @@ def _emit_call(
             "role": caller.role,
             "profile": request.profile,
             "tool_name": name,
-            "tool_version": notes.tool_version or builtin_version(),
+            "tool_version": notes.tool_version or version,
             "route": notes.route,
             "arguments": arguments,
             "nested": not ctx.host_approves,
@@ -97,7 +102,13 @@ def _emit_call(
 
 
 def _emit_result(
-    sink: AuditSink, call_entry: Entry, outcome: ToolResult | None, notes: CallNotes, latency_ms: float, deferred: bool
+    sink: AuditSink,
+    version: str,
+    call_entry: Entry,
+    outcome: ToolResult | None,
+    notes: CallNotes,
+    latency_ms: float,
+    deferred: bool,
 ) -> None:
     """The `tool_result` entry: the call's fields (with the version and route as they ended), then the outcome."""
     status, code = outcome_status(outcome)
@@ -106,7 +117,7 @@ def _emit_result(
         nested = entry.pop("nested")
         entry["ts"] = time.time()
         entry["event"] = "tool_result"
-        entry["tool_version"] = notes.tool_version or builtin_version()
+        entry["tool_version"] = notes.tool_version or version
         entry["route"] = notes.route
         entry["status"] = status
         entry["error_code"] = code

@@ -4,7 +4,9 @@ appends lines, rotating the file by size.
 `emit` never blocks and never raises: when the queue is full, or the disk refuses a write, the line is
 dropped and counted, and `health()` says `degraded` for a while, so a call is never slowed or failed
 by its audit line. The thread starts on the first line and ends after a short idle spell (closing the
-file), so idle servers and short-lived test servers hold no thread; at exit, queued lines are written.
+file), so idle servers and short-lived test servers hold no thread; at exit, queued lines are written: each log
+holds an exit handler of its own while it has lines on their way (and only then, so a log nobody uses any more is
+not kept alive by it).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import stat
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
@@ -99,7 +100,7 @@ class AuditLog:
         self.dropped = 0
         self.last_drop: float | None = None  # monotonic
         self.last_error: str | None = None
-        _LIVE.add(self)
+        self._exit_hook = False  # `_flush_at_exit` is registered with atexit (lines are on their way)
 
     def __repr__(self) -> str:
         return f"AuditLog({str(self.path) if self.path else '<stream>'!r})"
@@ -129,6 +130,8 @@ class AuditLog:
         self._pending.append(entry)
         if not self._scheduled:
             self._scheduled = True
+            with self._lock:
+                self._hold_exit()
             loop.call_later(RENDER_DELAY, self._render_pending)
 
     def _render_pending(self) -> None:
@@ -136,6 +139,9 @@ class AuditLog:
         pending, self._pending = self._pending, []
         for entry in pending:
             self._accept(entry)
+        with self._lock:
+            if self._thread is None:  # nothing was queued (every entry dropped): nothing to wait for at exit
+                self._release_exit()
 
     def _accept(self, entry: Entry) -> None:
         try:
@@ -151,6 +157,7 @@ class AuditLog:
         self._lines.append(line)
         with self._lock:  # uncontended; makes "the writer saw no lines and ended" and this check one order
             if self._thread is None:
+                self._hold_exit()
                 self._thread = threading.Thread(target=self._run, name="truloop-audit", daemon=True)
                 self._thread.start()
 
@@ -169,6 +176,23 @@ class AuditLog:
             time.sleep(0.005)
         return True
 
+    # -- the process's exit --------------------------------------------------------------------------------
+
+    def _hold_exit(self) -> None:
+        """Lines are on their way: the process's exit writes them first (at most a second). Under `_lock`."""
+        if not self._exit_hook:
+            self._exit_hook = True
+            atexit.register(self._flush_at_exit)
+
+    def _release_exit(self) -> None:
+        """Every line is settled and none is pending: the exit has nothing to wait for. Under `_lock`."""
+        if self._exit_hook and not self._scheduled:
+            self._exit_hook = False
+            atexit.unregister(self._flush_at_exit)
+
+    def _flush_at_exit(self) -> None:
+        self.flush(timeout=1.0)
+
     # -- the writer thread -----------------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -183,6 +207,7 @@ class AuditLog:
                         if not self._lines:  # an emit after this sees no thread and starts one
                             self._thread = None
                             self._close_file()
+                            self._release_exit()
                             return
                     continue
                 if len(self._lines) < BATCH:
@@ -331,12 +356,3 @@ def log_files(path: Path) -> list[Path]:
 def stderr_or_stdout(protocol_on_stdout: bool) -> IO[str]:
     """`--audit-log -`: standard output, unless it carries the protocol (stdio), then standard error."""
     return sys.stderr if protocol_on_stdout else sys.stdout
-
-
-_LIVE: weakref.WeakSet[AuditLog] = weakref.WeakSet()
-
-
-@atexit.register
-def _flush_at_exit() -> None:
-    for log in list(_LIVE):
-        log.flush(timeout=1.0)

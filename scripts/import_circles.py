@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Print the import circles among server/, bridge/ and toolsets/ (each with the imports that tie it) and their
-count; exit 1 when there is any. The same check as tests/test_import_circles.py.
+count; exit 1 when there is any. The same check as tests/project/test_import_circles.py.
 
     python scripts/import_circles.py
 """

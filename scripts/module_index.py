@@ -1,5 +1,5 @@
 """Every module of the three packages with the first line of its docstring: the index docs/architecture.md carries
-between its `module-index` markers (tests/test_architecture_index.py holds the page to this output).
+between its `module-index` markers (tests/project/test_architecture_index.py holds the page to this output).
 
     python3 scripts/module_index.py            # the block, as the page holds it
     python3 scripts/module_index.py --write    # rewrite the page's block

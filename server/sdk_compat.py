@@ -1,7 +1,7 @@
 """Every place the server reaches past the public surface of the MCP SDK or uvicorn.
 
 Each touch is one small function named for what it does; nothing else in the product names a private
-attribute of a third-party object or rebinds one of their names. `tests/test_sdk_compat.py` pins the
+attribute of a third-party object or rebinds one of their names. `tests/server/test_sdk_compat.py` pins the
 versions these touches were checked against (`CHECKED_AGAINST`) and checks that each private name is still
 there with the shape used here: on an upgrade of any of them, that test says which touch to re-check.
 """

@@ -1,4 +1,4 @@
-"""Deterministic generators of hostile input for tests/test_fuzz.py: stdin lines for `truloop-mcp` over stdio,
+"""Deterministic generators of hostile input for tests/e2e/test_fuzz.py: stdin lines for `truloop-mcp` over stdio,
 and request bodies for `POST /api/v1/agent/tool-message`. Each case says what the server must answer."""
 
 from __future__ import annotations

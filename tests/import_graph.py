@@ -5,7 +5,7 @@ speed still ties two files together. `from pkg import name` is an import of the 
 there is one. Imports under `if TYPE_CHECKING:` never run, so they are left out of the circles (the layering
 rule counts them: an annotation naming a higher layer is still a dependency on it).
 
-Used by tests/test_import_circles.py and scripts/import_circles.py.
+Used by tests/project/test_import_circles.py and scripts/import_circles.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hostile inputs for the audit masker, 64 KiB each: long runs of each pattern's own characters and nested
-separators, the shapes that make a backtracking regex quadratic. Shared by tests/test_masking_hostile.py and
+separators, the shapes that make a backtracking regex quadratic. Shared by tests/toolsets/test_masking_hostile.py and
 bench/masking_bench.py."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import os
 import sys
 
 # opentelemetry.environment_variables.OTEL_PYTHON_TRACER_PROVIDER: get_tracer_provider() loads the provider it
-# names (checked against the API's own constant by tests/test_tracing.py)
+# names (checked against the API's own constant by tests/toolsets/test_tracing.py)
 PROVIDER_VARIABLE = "OTEL_PYTHON_TRACER_PROVIDER"
 
 

@@ -13,7 +13,7 @@ Then long strings are cut, and deep or long structures are bounded, so one call 
 Every pattern runs in time linear in the text (at most _SCAN_LIMIT characters of one string): no quantifier can
 backtrack over text another quantifier has read, and the two shapes a regex alone would scan again from every
 start (the local part of an e-mail address, the first segment of a JWT) are found by small scanners that read
-each character a bounded number of times (tests/test_masking_hostile.py).
+each character a bounded number of times (tests/toolsets/test_masking_hostile.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any
 from tests.support import TRULOOP, child_env
 from toolsets.profiles import build_profiles
 
-EXAMPLE_TOOLS = Path(__file__).resolve().parent.parent / "examples" / "tools"
+EXAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "examples" / "tools"
 
 
 def tools_list(*args: str) -> subprocess.CompletedProcess[str]:

@@ -21,7 +21,7 @@ def test_version_flag() -> None:
 
 
 def test_the_license_is_shipped() -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     assert "Apache License" in (root / "LICENSE").read_text() and "Version 2.0" in (root / "LICENSE").read_text()
     assert 'license = "Apache-2.0"' in (root / "pyproject.toml").read_text()
 

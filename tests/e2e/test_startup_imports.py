@@ -20,7 +20,7 @@ from server.composition import Deployment
 from server.settings import Settings
 from tests.support import INIT, child_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Modules (and their submodules) that answering initialize must not load.
 NOT_BEFORE_INITIALIZE = (
     "toolsets.profiles",  # composing the profiles loads every toolset

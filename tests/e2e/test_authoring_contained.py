@@ -40,7 +40,7 @@ from toolsets.extensions.plugins.sandboxed import PluginSandboxLimits
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ACCEPT = answering("accept", {"confirm": True})
-PROJECT = str(Path(__file__).resolve().parents[1])
+PROJECT = str(Path(__file__).resolve().parents[2])
 
 ATTACK = """
 import os, signal, socket, subprocess, sys

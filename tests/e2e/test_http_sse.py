@@ -28,6 +28,7 @@ from sse_starlette import EventSourceResponse
 from server.speed.sse_sender import sse_headers
 from server.speed.write_combining import WriteCombiningTransport, http_protocol
 from server.uvicorn_server import parser_name
+from tests.e2e.test_device_simulator import device_online
 from tests.support import (
     answering,
     device_ready_http_server,
@@ -36,7 +37,6 @@ from tests.support import (
     mcp_client,
     token,
 )
-from tests.test_device_simulator import device_online
 
 pytestmark = pytest.mark.anyio
 

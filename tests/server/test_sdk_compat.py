@@ -139,7 +139,7 @@ def test_httptools_protocol_on() -> None:
 
 
 def test_httptools_protocol_on_holds_connections_to_their_limits() -> None:
-    """The guarded httptools protocol's touches (live over a real server: tests/test_http_parsing.py)."""
+    """The guarded httptools protocol's touches (live over a real server: tests/e2e/test_http_parsing.py)."""
     httptools = pytest.importorskip("httptools", reason="the `fast` extra is not installed")
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 

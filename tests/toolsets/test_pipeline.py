@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,8 @@ from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.filtered import FilteredToolset
 from toolsets.core.middleware import CallNext, MiddlewareToolset
 from toolsets.pipeline.approval import ApprovalRequiredToolset
+
+ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 
 def ctx(policy: ConfirmPolicy = ConfirmPolicy.AUTO) -> ToolContext[None]:
@@ -124,12 +127,11 @@ async def test_a_composed_pipeline_behind_mcp(mode: str) -> None:
 
 @pytest.mark.anyio
 async def test_the_documented_middleware_example_works_as_written(tmp_path: Any) -> None:
-    from pathlib import Path
 
     from tests.people import directory
     from toolsets.profiles import build_profiles
 
-    page = (Path(__file__).parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    page = ARCHITECTURE.read_text(encoding="utf-8")
     start = page.index("# toolsets/pipeline/no_bulk_forget.py")
     source = page[start : page.index("```", start)]
     assert len(source.splitlines()) <= 25

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.test_typescript_hosts import TS_DIR, _need, _node_env, node_home
 from tests.support import SECRET, TRULOOP, child_env, spawn_http_server, token
-from tests.test_typescript_hosts import TS_DIR, _need, _node_env, node_home
 
 pytestmark = pytest.mark.slow
 __all__ = ["node_home"]  # a fixture used here, defined with the TypeScript host tests
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUN_TIMEOUT = 90
 DAY = {"date": "2026-03-10", "day_of_week": "Tuesday", "iso_weekday": 2}
 

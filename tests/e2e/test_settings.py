@@ -16,7 +16,7 @@ from server.settings import Settings, load_settings, sources
 from server.settings_text import explain, markdown_table
 from tests.support import TRULOOP, child_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STRONG = "k3Y-" + "abcdefghijklmnopqrstuvwxyz0123456789"  # 40 bytes, no repeated pattern
 WEAK_SECRET = "weak-but-private-value"  # too short, and must never be echoed
 PASSWORD = "hunter2-redis-password"

@@ -32,6 +32,7 @@ from pydantic import SecretStr
 from server.http_app import build_http_app
 from server.identity import JwtVerifier, RefusedTokenError
 from server.issuer_keys import IssuerKeys, discovery_urls
+from tests.e2e.test_typescript_hosts import RUN_TIMEOUT, TS_DIR, _need, _node_env, node_home  # noqa: F401 - a fixture
 from tests.sign_in import ACCEPT, INIT, REALM_PATH, AuthorizationServer, PrefixProxy
 from tests.support import (
     AUDIENCE,
@@ -44,7 +45,6 @@ from tests.support import (
     spawn_http_server,
     token,
 )
-from tests.test_typescript_hosts import RUN_TIMEOUT, TS_DIR, _need, _node_env, node_home  # noqa: F401 - a fixture
 
 DISCOVERY = TS_DIR / "oauth_discovery.mjs"
 

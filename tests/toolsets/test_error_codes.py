@@ -11,7 +11,7 @@ import pytest
 from toolsets.core.envelope import ToolCancelled, ToolErr
 from toolsets.core.errors import ErrorCode, ToolError, ToolInputError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "errors.md"
 DOC_ROW = re.compile(r"^\| `(?P<code>[a-z_]+)` \| (?P<retryable>yes|no) \| (?P<meaning>.+) \|$")
 

@@ -5,7 +5,7 @@ out only ours. The shipped mcp.json's stdio entry starts from the repository roo
 
 The Inspector CLI reads only an `mcpServers` object, so for VS Code (whose key is `servers`) it is given the
 same entry under `mcpServers`; the TypeScript client reads the VS Code file itself. The Node project is the one
-in tests/ts (tests/test_typescript_hosts.py installs it).
+in tests/ts (tests/e2e/test_typescript_hosts.py installs it).
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from server.cli.hosts import HOSTS
+from tests.e2e.test_install_command import KEYS, OTHER, config_file, scope_args, scratch_env, truloop
+from tests.e2e.test_typescript_hosts import TS_DIR, _need, _node_env, node_home
 from tests.support import TRULOOP
-from tests.test_install_command import KEYS, OTHER, config_file, scope_args, scratch_env, truloop
-from tests.test_typescript_hosts import TS_DIR, _need, _node_env, node_home
 
 pytestmark = pytest.mark.slow
 __all__ = ["node_home"]  # a fixture used here, defined with the TypeScript host tests
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG_CLIENT = TS_DIR / "config_client.mjs"
 RUN_TIMEOUT = 90.0
 SCOPES = [(host, scope) for host in HOSTS for scope in HOSTS[host].scopes]

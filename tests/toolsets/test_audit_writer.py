@@ -135,7 +135,9 @@ def test_lines_queued_at_exit_are_written_and_an_idle_log_holds_no_exit_handler(
         "for n in range(300):\n"
         "    log.emit({'ts': 1.0, 'event': 'tool_call', 'call_id': f'tc_{n}'})\n"
     )  # and exits at once: the writer thread is a daemon, so only the log's exit handler writes the lines
-    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60, cwd=Path(__file__).parent.parent)
+    subprocess.run(
+        [sys.executable, "-c", script, str(path)], check=True, timeout=60, cwd=Path(__file__).resolve().parents[2]
+    )
     assert [line["call_id"] for line in read(path)] == [f"tc_{n}" for n in range(300)]
 
     monkeypatch.setattr(writer, "IDLE_SECONDS", 0.05)

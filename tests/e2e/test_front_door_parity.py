@@ -216,7 +216,7 @@ async def observe_langgraph(deployed: Deployed) -> Observed:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command
 
-    from tests.test_interop_langgraph import ScriptedModel, tool_node_graph
+    from tests.toolsets.test_interop_langgraph import ScriptedModel, tool_node_graph
 
     async with opened(deployed) as app:
         tools = app.langchain_tools(caller=Caller("alice", timezone="Asia/Seoul"))

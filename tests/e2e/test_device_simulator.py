@@ -29,7 +29,7 @@ from tests.support import (
     token,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAY = {"start_date": "2026-03-10T00:00:00+09:00", "end_date": "2026-03-11T00:00:00+09:00"}
 
 

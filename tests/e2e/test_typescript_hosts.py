@@ -31,7 +31,7 @@ from tests.support import TRULOOP, child_env
 
 pytestmark = pytest.mark.slow
 
-TS_DIR = Path(__file__).resolve().parent / "ts"
+TS_DIR = Path(__file__).resolve().parents[1] / "ts"
 NODE_MODULES = TS_DIR / "node_modules"
 NPM_CACHE = TS_DIR / ".npm-cache"
 MARKER = NODE_MODULES / ".truloop-installed"

@@ -35,7 +35,7 @@ from toolsets.infra.store.users.postgres import PgUserStore
 from toolsets.infra.store.users.sqlite import SqliteUserStore
 from toolsets.infra.upstream.supermemory import SupermemoryMemories
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS: list[tuple[type, tuple[type, ...]]] = [
     (UserStore, (SqliteUserStore, PgUserStore)),
     (EventStore, (SqliteEventStore, PgEventStore)),

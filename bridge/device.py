@@ -76,20 +76,20 @@ def sample_calendar(params: Mapping[str, Any]) -> Reply:
     span = end - start if end > start else timedelta(days=1)
     length = min(timedelta(hours=1), span / 4)
     day = start.strftime("%Y%m%d")
-    events = [
-        {"id": f"sim-{day}-1", "title": "Team stand-up", "at": start + span / 4},
-        {"id": f"sim-{day}-2", "title": "Lunch with Mina", "at": start + span / 2},
+    events: list[tuple[str, str, datetime]] = [
+        (f"sim-{day}-1", "Team stand-up", start + span / 4),
+        (f"sim-{day}-2", "Lunch with Mina", start + span / 2),
     ]
     return {
         "result": {
             "events": [
                 {
-                    "id": event["id"],
-                    "title": event["title"],
-                    "start": {"dateTime": event["at"].isoformat(timespec="seconds")},
-                    "end": {"dateTime": (event["at"] + length).isoformat(timespec="seconds")},
+                    "id": event_id,
+                    "title": title,
+                    "start": {"dateTime": at.isoformat(timespec="seconds")},
+                    "end": {"dateTime": (at + length).isoformat(timespec="seconds")},
                 }
-                for event in events
+                for event_id, title, at in events
             ]
         }
     }
@@ -306,9 +306,8 @@ class DeviceSimulator:
             if answer is None:
                 reply = error_reply(METHOD_NOT_FOUND, "Method not found", {"method": method})
             else:
-                reply = answer(params) if callable(answer) else answer
-                if inspect.isawaitable(reply):
-                    reply = await reply
+                given = answer(params) if callable(answer) else answer
+                reply = await given if inspect.isawaitable(given) else given
                 problem = _reply_problem(reply)
                 if problem:
                     logger.warning("the answer for %s %s; answering Internal error instead", method, problem)

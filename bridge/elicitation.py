@@ -86,7 +86,7 @@ class McpAsker:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
-                result = await self._ctx.session.create_message(  # type: ignore[call-overload]
+                result = await self._ctx.session.create_message(
                     params.messages,
                     max_tokens=params.max_tokens,
                     system_prompt=params.system_prompt,
@@ -121,10 +121,10 @@ class McpAsker:
         if not self.can_ask():
             raise CannotAsk(key)
         if self.modern:
-            params = types.ElicitRequestFormParams(message=message, requested_schema=schema)  # type: ignore[arg-type]
+            params = types.ElicitRequestFormParams(message=message, requested_schema=schema)
             self._suspend(key, types.ElicitRequest(params=params))
         try:
-            result = await self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id)  # type: ignore[arg-type]
+            result = await self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id)
         except MCPError as exc:
             logger.info("client refused elicitation %s: %s", key, exc.error.code)
             raise CannotAsk(key) from None

@@ -41,7 +41,7 @@ class CompletionFront:
 
     async def _values(self, ref: Any, argument: str, partial: str) -> Completed:
         scope = self._resources.scope()
-        kind = None
+        kind: str | None = None
         if isinstance(ref, types.PromptReference):
             prompt = next((p for p in prompts_for(scope) if p.name == ref.name), None)
             spec = prompt.argument(argument) if prompt is not None else None

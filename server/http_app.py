@@ -121,7 +121,7 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
 
     async def healthz(request: Request) -> JSONResponse:
-        report = {"status": "ok", "store": "ok", "redis": "not configured"}
+        report: dict[str, object] = {"status": "ok", "store": "ok", "redis": "not configured"}
         try:
             await services.ping_store()
         except Exception:

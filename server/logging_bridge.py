@@ -123,7 +123,7 @@ class LogBridge:
         elif not at_least(level, self.level_of(connection_of(request.session))):
             return
         message = types.LoggingMessageNotification(
-            params=types.LoggingMessageNotificationParams(level=level, data=data, logger=LOGGER_NAME)  # type: ignore[arg-type]
+            params=types.LoggingMessageNotificationParams(level=level, data=data, logger=LOGGER_NAME)
         )
         try:
             await request.session.send_notification(message, related_request_id=request.request_id)

@@ -109,7 +109,7 @@ class TruloopMCP(MCPServer):
         changes = changes if changes is not None else ResourceChanges()
         self.resources = ResourceFront(self, changes, bus)
         self.prompts = PromptFront(self, self.resources)
-        self.completion = CompletionFront(self.resources, Completions(services))
+        self.completer = CompletionFront(self.resources, Completions(services))  # (`completion` is MCPServer's)
         if deployment.plugins is not None:
             deployment.plugins.changes.subscribe(self.announce_tools_changed)
         low = lowlevel_of(self)
@@ -123,7 +123,7 @@ class TruloopMCP(MCPServer):
         low.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self.resources.listen)
         low.add_request_handler("prompts/list", types.PaginatedRequestParams, self.prompts.list)
         low.add_request_handler("prompts/get", types.GetPromptRequestParams, self.prompts.get)
-        low.add_request_handler("completion/complete", types.CompleteRequestParams, self.completion.complete)
+        low.add_request_handler("completion/complete", types.CompleteRequestParams, self.completer.complete)
         # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
         advertise_tools_changed(self)
         self.middleware.append(WireErrors())  # outside the lean path: every request answers the same errors

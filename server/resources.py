@@ -154,7 +154,7 @@ class ResourceFront:
         self._listening += 1
         self._listening_documents += documents
         try:
-            return await ListenHandler(self._bus.view(may_see))(ctx, params)  # type: ignore[arg-type]
+            return await ListenHandler(self._bus.view(may_see))(ctx, params)
         finally:
             self._listening -= 1
             self._listening_documents -= documents

@@ -62,7 +62,7 @@ def advertise_tools_changed(server: MCPServer) -> None:
     from mcp.server.lowlevel.server import NotificationOptions
 
     low = lowlevel_of(server)
-    low.create_initialization_options = functools.partial(  # type: ignore[method-assign]
+    low.create_initialization_options = functools.partial(  # type: ignore[method-assign]  # this server's instance only: the SDK builds the options in one method
         type(low).create_initialization_options, low, NotificationOptions(tools_changed=True)
     )
 
@@ -205,7 +205,7 @@ def _in_flight_names() -> tuple[Callable[[Any], Any], Any]:
 def leave_signals_alone(server: uvicorn.Server) -> None:
     """Keep `server.serve()` from installing its SIGINT/SIGTERM handlers (`Server.capture_signals`, entered by
     `serve`): the caller owns the signals (server/serving.py), and uvicorn offers no option to say so."""
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # this instance only
 
 
 def httptools_protocol_on(
@@ -236,7 +236,7 @@ def httptools_protocol_on(
     held = limits or ConnectionLimits()
 
     class GuardedHttpToolsProtocol(HttpToolsProtocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn types the transport as a BaseTransport
             already_open = len(self.connections)
             super().connection_made(wrap(transport) if wrap is not None else transport)
             self.header_timer = HeaderTimer(held.header_timeout, transport.close)
@@ -288,7 +288,7 @@ def h11_protocol_with(limits: ConnectionLimits | None = None) -> type[asyncio.Pr
     held = limits or ConnectionLimits()
 
     class GuardedH11Protocol(H11Protocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn types the transport as a BaseTransport
             already_open = len(self.connections)
             super().connection_made(transport)
             self.header_timer = HeaderTimer(held.header_timeout, transport.close)

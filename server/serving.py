@@ -104,7 +104,7 @@ async def _serve_stdio(settings: Settings) -> None:
     _started(settings)
     await _seed_demo(settings, server.services)
     async with (
-        server.bridge.running(),  # type: ignore[union-attr]
+        server.bridge.running(),  # type: ignore[union-attr]  # stdio servers are built with the deployment's bridge
         deployment.running(),  # plugins loaded before the first request, reloaded while serving
         stdio_channel(settings.max_line_bytes, fast_paths=settings.fast_paths) as channel,
         anyio.create_task_group() as tg,

@@ -733,7 +733,7 @@ class Settings(BaseSettings):
     def audit_target(self) -> Path | Literal["-", "off"]:
         """Where audit lines go: a file (by default `<data-dir>/audit/tool-calls.jsonl`), `-` or `off`."""
         if self.audit_log in ("-", "off"):
-            return self.audit_log  # type: ignore[return-value]
+            return self.audit_log  # type: ignore[return-value]  # narrowed by the check above
         if self.audit_log is None:
             return self.data_dir / "audit" / "tool-calls.jsonl"
         return Path(self.audit_log).expanduser()

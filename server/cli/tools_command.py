@@ -102,6 +102,7 @@ async def _check(file: Path, settings: Settings) -> str:
     from toolsets.extensions.plugins.spec import PluginSpecError
 
     catalog = plugin_catalog(settings)
+    reason: str | None = None
     async with catalog.running(watch=False, create=False):
         try:
             version = await catalog.check(file)
@@ -109,7 +110,6 @@ async def _check(file: Path, settings: Settings) -> str:
             reason = str(exc) or type(exc).__name__
         else:
             await version.retire()
-            reason = None
     if reason is not None:  # outside the task group: SystemExit must not travel through it
         _fail(f"tools check: {file}: {reason}", CHECK_FAILED)
     spec = version.spec

@@ -90,12 +90,13 @@ class LeanPath:
         if answer is None:
             self._handed[id(request)] = (page, next_cursor)
             try:
-                answer = await call_next(request)
+                made = await call_next(request)
             finally:
                 del self._handed[id(request)]
-            if not isinstance(answer, dict):
-                return answer  # type: ignore[return-value]
-            self._answers.put(page, answer, key)
+            if not isinstance(made, dict):
+                return made  # type: ignore[return-value]  # a middleware's own answer passes through as it is
+            self._answers.put(page, made, key)
+            answer = made
         return dict(answer)
 
     async def tools_list_handler(self, ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:

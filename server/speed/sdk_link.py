@@ -50,7 +50,8 @@ class SdkLink(MessageStream):
 
     async def run(self) -> None:
         low = lowlevel_of(self.server)
-        await low.run(self, self.replies, low.create_initialization_options())
+        # the link and its replies implement the stream methods the loop calls; their __aenter__ says its own type
+        await low.run(self, self.replies, low.create_initialization_options())  # type: ignore[arg-type]
 
     async def receive(self) -> SessionMessage:
         item = await self._queue.get()

@@ -89,7 +89,7 @@ class CheckedStdin:
         stdout = None
         if self._stdout_fd != 1:  # not a blocking open: a descriptor already open is wrapped
             stdout = anyio.wrap_file(open(self._stdout_fd, "w", encoding="utf-8", closefd=False))  # noqa: ASYNC230, SIM115
-        async with stdio_server(stdin=self, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
+        async with stdio_server(stdin=self, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]  # an async file with the methods stdio_server reads
             self._refusals = write_stream
             self._bound.set()
             yield read_stream, AnswerTracker(write_stream, self._checker)

@@ -39,7 +39,7 @@ class Middleware(Protocol):
 
 class MiddlewareToolset(WrapperToolset):
     def __init__(self, wrapped: AbstractToolset, middleware: Sequence[Middleware], **kwargs: object) -> None:
-        super().__init__(wrapped, **kwargs)  # type: ignore[arg-type]
+        super().__init__(wrapped, **kwargs)  # type: ignore[arg-type]  # the wrapper forwards the toolset's own options
         self.middleware = tuple(middleware)
         # The chain is built once: each step runs one middleware with the next step as its `call_next`.
         step: CallNext = _Innermost(wrapped)

@@ -94,7 +94,7 @@ class Tool:
     @cached_property
     def args_model(self) -> type[BaseModel]:
         _, fields, _ = self._signature
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(  # type: ignore[call-overload]  # fields are built from the function's signature at run time
             f"{self.name}_arguments", __config__=ConfigDict(extra="ignore"), **fields
         )
         for field_name, info in model.model_fields.items():

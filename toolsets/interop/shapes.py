@@ -98,9 +98,9 @@ def parse_document(document: Any) -> Document:
 def _unwrap_langchain(document: Mapping[str, Any]) -> Mapping[str, Any]:
     """A LangChain message as `messages_to_dict` (`{"type": "ai", "data": {...}}`) or `dumpd` writes it."""
     if document.get("type") == "ai" and isinstance(document.get("data"), Mapping):
-        return document["data"]  # type: ignore[no-any-return]
+        return document["data"]
     if document.get("lc") == 1 and isinstance(document.get("kwargs"), Mapping):
-        return document["kwargs"]  # type: ignore[no-any-return]
+        return document["kwargs"]
     return document
 
 

@@ -273,24 +273,24 @@ class ToolAuthoring:
             return FileStatus(
                 file=file, name=file.split(".", 1)[0], state="disabled", detail="rolled back hard by the canary"
             )
-        name = row.get("name")
+        listed: str | None = row.get("name")
         version = row.get("version")
         if version is None:
-            return FileStatus(file=file, name=name, version=row.get("failed_version"), state="failed", error=error)
+            return FileStatus(file=file, name=listed, version=row.get("failed_version"), state="failed", error=error)
         if row.get("candidate"):
-            rollout = await self._rollout(name)
+            rollout = await self._rollout(listed) if listed is not None else None
             detail = None
             if rollout is not None and rollout.candidate == version:
                 detail = f"canary {rollout.status}, {rollout.routed_share:g}% of calls"
                 if rollout.decision is not None:
                     detail += f"; last decision: {rollout.decision.action}: {rollout.decision.reason}"
-            return FileStatus(file=file, name=name, version=version, state="candidate", detail=detail, error=error)
-        entry = ledger.get(name) if name is not None else None
+            return FileStatus(file=file, name=listed, version=version, state="candidate", detail=detail, error=error)
+        entry = ledger.get(listed) if listed is not None else None
         if entry is not None and entry.version == version and entry.state == "trial":
             detail = f"on trial: {entry.successes} of {TRIAL_CALLS} calls succeeded"
-            return FileStatus(file=file, name=name, version=version, state="trial", detail=detail, error=error)
+            return FileStatus(file=file, name=listed, version=version, state="trial", detail=detail, error=error)
         detail = f"a newer version failed to load; {version} keeps serving" if error else None
-        return FileStatus(file=file, name=name, version=version, state="serving", detail=detail, error=error)
+        return FileStatus(file=file, name=listed, version=version, state="serving", detail=detail, error=error)
 
     # -- helpers -----------------------------------------------------------------------------------------------
 

@@ -60,7 +60,8 @@ class _Done:
     __slots__ = ()
 
     def __await__(self) -> Generator[Any, None, None]:
-        return iter(())
+        return
+        yield
 
 
 @dataclass(frozen=True, slots=True)

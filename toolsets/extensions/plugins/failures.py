@@ -58,7 +58,7 @@ def contained(exc: BaseException) -> Exception:
 def fatal_kind(exc: BaseException) -> FatalKind | None:
     marked = getattr(type(exc), "canary_fatal", None)
     if marked in FATAL_KINDS:
-        return marked  # type: ignore[no-any-return]
+        return marked
     names = {cls.__name__ for cls in type(exc).__mro__}
     if names & PERMISSION_CLASSES:
         return "permission"

@@ -243,14 +243,14 @@ class PluginSandbox:
     async def open_worker(self) -> Process:
         """A worker process in a fresh sandbox, its stdin/stdout the protocol, its stderr a pipe."""
         with self._started_as() as (argv, spawn):
-            return await anyio.open_process(argv, stdin=-1, stdout=-1, stderr=-1, **spawn)  # type: ignore[arg-type]
+            return await anyio.open_process(argv, stdin=-1, stdout=-1, stderr=-1, **spawn)  # type: ignore[arg-type]  # spawn holds user and group as anyio takes them
 
     def probe(self) -> None:
         """Start one sandbox and run Python in it (synchronously, once, at start); PluginSandboxUnavailable naming the
         fix when it cannot run here."""
         try:
             with self._started_as(["-c", "import sys; sys.exit(0)"]) as (argv, spawn):
-                done = subprocess.run(argv, capture_output=True, timeout=PROBE_SECONDS, check=False, **spawn)  # type: ignore[call-overload]
+                done = subprocess.run(argv, capture_output=True, timeout=PROBE_SECONDS, check=False, **spawn)  # type: ignore[call-overload]  # spawn holds user and group as subprocess takes them
         except subprocess.TimeoutExpired:
             raise PluginSandboxUnavailable("starting the plugin sandbox did not finish in time") from None
         if done.returncode != 0:

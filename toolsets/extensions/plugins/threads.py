@@ -79,7 +79,7 @@ class PluginThreads:
                 threading.Thread(target=self._serve, name="plugin", daemon=True).start()
             self._jobs.put(job)
         try:
-            return await job.future  # type: ignore[no-any-return]
+            return await job.future
         except asyncio.CancelledError:
             job.abandoned = True
             raise

@@ -46,19 +46,19 @@ class PluginTool(Tool):
         self.asks_client = False  # a plugin is handed no route to the client
         self.function = self.run  # what a typed tool's function is to it (its module documents the toolset)
 
-    @property  # type: ignore[override]
+    @property
     def description(self) -> str:
         return self.version.spec.description
 
-    @property  # type: ignore[override]
+    @property
     def input_schema(self) -> dict[str, Any]:
         return self.version.spec.input_schema
 
-    @property  # type: ignore[override]
-    def output_schema(self) -> dict[str, Any] | None:  # type: ignore[override]
+    @property
+    def output_schema(self) -> dict[str, Any] | None:  # type: ignore[override]  # a plugin may declare no output schema
         return self.version.spec.output_schema
 
-    @property  # type: ignore[override]
+    @property
     def args_model(self) -> type[BaseModel]:
         return PluginArguments
 

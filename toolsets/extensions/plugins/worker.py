@@ -199,7 +199,7 @@ class Worker:
                 if self._reap and not self._in_flight:
                     reap_strays()
         if op == "tool_result":
-            future = self._nested.pop(message.get("nid"), None)  # type: ignore[arg-type]
+            future = self._nested.pop(message.get("nid"), None)  # type: ignore[arg-type]  # an id the worker sent back: a missing one finds nothing
             envelope = message.get("envelope")
             if future is not None and not future.done():
                 future.set_result(envelope if isinstance(envelope, dict) else {"ok": False, "code": "handler_error"})
@@ -246,7 +246,7 @@ def report_exits(worker: Worker) -> None:
         finally:
             _exit(code)
 
-    os._exit = exiting
+    os._exit = exiting  # type: ignore[assignment]  # the worker process's own exit, so it can say which call died
 
 
 def _read_lines(source: BinaryIO, loop: asyncio.AbstractEventLoop, worker: Worker) -> None:

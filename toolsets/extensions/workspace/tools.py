@@ -253,9 +253,9 @@ class _os_errors:  # noqa: N801 - used as a context manager, read like one
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc is None or not isinstance(exc, OSError):
-            return False
+            return
         where = f"'{self.relative}'"
         if isinstance(exc, FileNotFoundError):
             raise ToolError(

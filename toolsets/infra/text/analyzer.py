@@ -42,7 +42,7 @@ KEPT = "bigram-strip"  # measured best with bench/search_eval.py (docs/tools.md,
 
 
 @functools.lru_cache(maxsize=1)
-def _porter():  # type: ignore[no-untyped-def]
+def _porter():
     import snowballstemmer  # small, pure Python; imported on first use so a session that never searches skips it
 
     return snowballstemmer.stemmer("porter")

@@ -184,15 +184,20 @@ def _parse_places(response: httpx.Response) -> list[FoundPlace]:
     return [_place(raw) for raw in raw_places or [] if isinstance(raw, dict)]
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when the upstream sent an object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def _place(raw: dict[str, Any]) -> FoundPlace:
-    display = raw.get("displayName") if isinstance(raw.get("displayName"), dict) else {}
+    display = _object(raw.get("displayName"))
     address = _text(raw.get("formattedAddress"))
     place_id = _text(raw.get("id")) or ""
-    loc = raw.get("location") if isinstance(raw.get("location"), dict) else {}
+    loc = _object(raw.get("location"))
     location = None
     if isinstance(loc.get("latitude"), int | float) and isinstance(loc.get("longitude"), int | float):
         location = LatLng(float(loc["latitude"]), float(loc["longitude"]))
-    hours = raw.get("currentOpeningHours") if isinstance(raw.get("currentOpeningHours"), dict) else {}
+    hours = _object(raw.get("currentOpeningHours"))
     open_now = hours.get("openNow")
     rating = raw.get("rating")
     count = raw.get("userRatingCount")

@@ -55,7 +55,7 @@ async def _refusal(gates: GateSet, call: ToolCall) -> ToolErr | None:
         value = getattr(call.arguments, gate.argument, None) if isinstance(gate, SameValueGate) else None
         if value is not None:
             if not await conversation.has_seen(gate.after, str(value)):
-                return _precondition(_unseen(name, gate, str(value)))  # type: ignore[arg-type]
+                return _precondition(_unseen(name, gate, str(value)))  # type: ignore[arg-type]  # a value is only read for a SameValueGate
         elif not await conversation.succeeded(gate.after):
             return _precondition(
                 f"{name} needs a successful call of {_one_of(gate.after)} first in this conversation. Call "

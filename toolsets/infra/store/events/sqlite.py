@@ -73,7 +73,7 @@ class SqliteEventStore:
                 "INSERT INTO invitations(event_id, user_id, invited_by, invited_at) VALUES(?, ?, ?, ?)",
                 [(event_id, user_id, owner_id, stamp) for user_id in invitees],
             )
-            return _load(conn, event_id)  # type: ignore[return-value]
+            return _load(conn, event_id)  # type: ignore[return-value]  # the row was just written, so it loads
 
         return await self.db.write(apply)
 

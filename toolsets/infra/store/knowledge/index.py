@@ -11,6 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -194,11 +195,7 @@ class KnowledgeIndex:
             rows = await self.tables.stale_chunk_texts(version, BATCH_CHUNKS)
             if not rows:
                 break
-            terms = await anyio.to_thread.run_sync(
-                lambda rows=rows, text=self.analyzer: [
-                    (row[0], *chunk_terms(text, row[1], row[2], row[3])) for row in rows
-                ]
-            )
+            terms = await anyio.to_thread.run_sync(_analyzed, rows, self.analyzer)
             await self.tables.store_terms(terms, version)
             done += len(rows)
             await _report(progress, min(done, stale), stale, f"Updated {min(done, stale)} of {stale} section(s)")
@@ -213,3 +210,8 @@ async def _report(progress: Progress | None, done: int, total: int, message: str
         await progress(done, total, message)
     except Exception:  # a client that went away must not break indexing
         logger.debug("progress report failed", exc_info=True)
+
+
+def _analyzed(rows: Any, analyzer: Any) -> list[Any]:
+    """Each stale chunk's id and terms, analyzed again (off the event loop)."""
+    return [(row[0], *chunk_terms(analyzer, row[1], row[2], row[3])) for row in rows]

@@ -82,7 +82,7 @@ class PgDatabase:
         pool = await self.pool()
         try:
             async with pool.connection() as conn:
-                yield conn
+                yield conn  # type: ignore[misc]  # the pool is made with dict_row, which psycopg_pool cannot type
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             if isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
                 raise
@@ -134,7 +134,7 @@ async def migrate(conn: Conn, component: str, migrations: Sequence[PgMigration])
         if callable(migration):
             await migration(conn)
         else:
-            await conn.execute(migration)  # type: ignore[arg-type]  # a script of several statements, no parameters
+            await conn.execute(migration)  # a script of several statements, no parameters
         await conn.execute(
             "INSERT INTO schema_versions(component, version) VALUES(%s, %s) "
             "ON CONFLICT(component) DO UPDATE SET version = excluded.version",

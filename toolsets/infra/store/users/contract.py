@@ -48,6 +48,8 @@ class UserRecord(BaseModel):
 class UserStore(Protocol):
     """The user directory: ids, usernames, display names, contacts, groups and roles."""
 
+    country: str  # the country code a phone number without one is read in (`+82` unless configured)
+
     async def import_users(self, users: Iterable[UserRecord]) -> int:
         """Insert or replace users (all of them, or none if one conflicts: `Conflict`)."""
         ...

@@ -107,7 +107,7 @@ async def write_user(conn: Conn, user: UserRecord, *, keep_existing: bool) -> No
     now = now_iso()
     values = (user.id, user.username, user.display_name, user.phone, user.email, user.role, now, now)
     replace = _UPSERT + replaced_columns(user) + "updated_at = excluded.updated_at"
-    await conn.execute(_FILL_GAPS if keep_existing else replace, values)  # type: ignore[arg-type]
+    await conn.execute(_FILL_GAPS if keep_existing else replace, values)
     if keep_existing or not replaces_groups(user):
         return
     await conn.execute("DELETE FROM user_groups WHERE user_id = %s", (user.id,))

@@ -16,7 +16,7 @@ from typing import Any
 from toolsets.core.roles import Role
 from toolsets.infra.clock import now_iso
 from toolsets.infra.contacts import DEFAULT_COUNTRY_CODE, parse_contact_or_none
-from toolsets.infra.store.sqlite.database import Database
+from toolsets.infra.store.sqlite.database import Database, Migration
 from toolsets.infra.store.users.contract import UserRecord
 from toolsets.infra.store.users.shared import (
     cleaned,
@@ -32,7 +32,7 @@ from toolsets.infra.store.users.shared import (
 )
 from toolsets.infra.text import analyzer, canonical_key, match_expression
 
-MIGRATIONS = [
+MIGRATIONS: list[Migration] = [
     """
     CREATE TABLE users (
         id TEXT PRIMARY KEY,

@@ -34,6 +34,7 @@ from server.logging_bridge import LogBridge, LoggedPorts
 from server.pagination import DEFAULT_PAGE_SIZE, Pager
 from server.prompt_front import PromptFront
 from server.protocol_era import is_modern
+from server.request_info import mcp_request_info
 from server.resource_bus import ScopedBus
 from server.resources import ResourceFront
 from server.sdk_compat import advertise_tools_changed, connection_of, lowlevel_of, subscriptions_of
@@ -238,12 +239,9 @@ class TruloopMCP(MCPServer):
 
     def _request_info(self, request: ServerRequestContext[Any, Any], profile: str) -> RequestInfo:
         headers = getattr(request.request, "headers", None) or {}
-        return RequestInfo(
-            request_id=str(request.request_id),
-            session_id=headers.get("mcp-session-id") or (self._process_session if self.stdio else None),
-            transport="stdio" if self.stdio else "http",
-            protocol_version=request.protocol_version,
-            profile=profile,
+        session_id = headers.get("mcp-session-id") or (self._process_session if self.stdio else None)
+        return mcp_request_info(
+            request.request_id, session_id, stdio=self.stdio, protocol_version=request.protocol_version, profile=profile
         )
 
 

@@ -38,6 +38,7 @@ from pydantic_core import to_json
 
 from server.log_events import outcome_event
 from server.pagination import Pager
+from server.request_info import mcp_request_info
 from server.speed.per_list import PerToolList
 from server.speed.plain_calls import plain_call
 from server.stdio.line_check import LineChecker
@@ -51,7 +52,6 @@ from server.wire_forms import (
     tool_form,
     tools_list_result,
 )
-from toolsets.core.context import RequestInfo
 
 if TYPE_CHECKING:
     from server.composition import Deployment
@@ -215,12 +215,8 @@ class StdioFront:
         return self.deployment.front_door
 
     def _context(self, request_id: Any = None) -> Any:
-        info = RequestInfo(
-            request_id=None if request_id is None else str(request_id),
-            session_id=self.session.id,
-            transport="stdio",
-            protocol_version=self._protocol,
-            profile=self._profile,
+        info = mcp_request_info(
+            request_id, self.session.id, stdio=True, protocol_version=self._protocol, profile=self._profile
         )
         conversation = self.session.conversation
         return self._door().context_for(self._caller, self._profile, request=info, conversation=conversation)

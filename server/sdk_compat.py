@@ -253,6 +253,10 @@ def httptools_protocol_on(
             self.header_timer.start()
             super().on_message_begin()
 
+        def on_header(self, name: bytes, value: bytes) -> None:
+            # RFC 9110 §5.5: a field's value excludes the whitespace around it; llhttp keeps what trails it
+            super().on_header(name, value.strip(b" \t"))
+
         def on_headers_complete(self) -> None:
             self.header_timer.stop()
             try:

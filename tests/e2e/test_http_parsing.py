@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import selectors
 import socket
 import time
@@ -145,6 +146,25 @@ def test_well_formed_requests_are_served_on_one_connection(server: int) -> None:
             sock.send(bytes([byte]))
         assert read_response(sock, stream)[0] == b"HTTP/1.1 200 OK"
         assert not closed_by_server(sock, within=0.3)
+
+
+def test_whitespace_around_a_header_value_is_not_part_of_it(server: int) -> None:
+    """RFC 9110 §5.5: `Mcp-Name:  get_day_of_week  ` names the tool, on either parser (llhttp keeps what trails)."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    params = {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}, "_meta": meta}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).encode()
+    head = (
+        b"POST /mcp HTTP/1.1\r\nHost: " + host(server) + b"\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+        b"Mcp-Method: tools/call\r\nMcp-Name:  get_day_of_week \t\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+    )
+    with connect(server) as sock:
+        sock.sendall(head + body)
+        status, answer = read_response(sock)
+    assert status == b"HTTP/1.1 200 OK", answer
+    assert b"Tuesday" in answer
 
 
 @pytest.mark.parametrize("stack", STACKS)

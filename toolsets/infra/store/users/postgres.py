@@ -136,6 +136,8 @@ async def load(conn: Conn, where: str, args: Sequence[Any]) -> dict[str, UserRec
 class PgUserStore:
     """The user directory in the shared store."""
 
+    country: str = DEFAULT_COUNTRY_CODE  # the contract's; each store is given its own
+
     def __init__(self, db: PgDatabase, *, default_country_code: str = DEFAULT_COUNTRY_CODE) -> None:
         self.pg = db
         self.country = default_country_code

@@ -106,6 +106,8 @@ def _index_names(conn: sqlite3.Connection, user_ids: Iterable[str]) -> None:
 class SqliteUserStore:
     """The user directory in the embedded store."""
 
+    country: str = DEFAULT_COUNTRY_CODE  # the contract's; each store is given its own
+
     def __init__(self, db: Database, *, default_country_code: str = DEFAULT_COUNTRY_CODE) -> None:
         self.db = db
         self.country = default_country_code

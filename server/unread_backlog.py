@@ -50,11 +50,15 @@ class SessionBacklog:
     """One MCP session's unanswered requests (key -> body bytes, oldest first) and how to close the session."""
 
     user: str
-    name: str
+    key: tuple[str, str]  # (the MCP path, the session id)
     close: Callable[[], Awaitable[Any]]
     pending: dict[Any, int] = field(default_factory=dict)
     bytes: int = 0
     closed: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.key[0]} session {self.key[1][:8]}"
 
     def add(self, key: Any, size: int) -> None:
         self.bytes += size - self.pending.get(key, 0)
@@ -143,7 +147,8 @@ class UnreadBacklog:
             await self.app(scope, receive, send)
         finally:
             backlog.answered(key)
-            self._forget_if_idle((path, session_id), backlog)
+            if not backlog.pending:
+                self._forget(backlog)
         if peeked.size > RELEASE_AT and not backlog.closed:
             await self._release(path, session_id)
 
@@ -170,21 +175,19 @@ class UnreadBacklog:
 
     async def _sse_stream(self, user: str, scope: Scope, receive: Receive, send: Send) -> None:
         backlog: SessionBacklog | None = None
-        key: tuple[str, str] | None = None
         with anyio.CancelScope() as stream:
 
             async def close() -> None:
                 stream.cancel()
 
             async def watched(message: Message) -> None:
-                nonlocal backlog, key
+                nonlocal backlog
                 if message["type"] == "http.response.body":
                     body = message.get("body", b"")
                     if backlog is None:
                         found = _ENDPOINT.search(body, 0, 512)
                         if found is not None:
-                            key = (self.sse_path, found.group(1).decode())
-                            backlog = self._backlog(user, key, close)
+                            backlog = self._backlog(user, (self.sse_path, found.group(1).decode()), close)
                     else:
                         answered = _answer_id(body)
                         if answered is not _NOT_AN_ANSWER:
@@ -194,10 +197,8 @@ class UnreadBacklog:
             try:
                 await self.app(scope, receive, watched)
             finally:
-                if backlog is not None and key is not None:
-                    backlog.pending.clear()
-                    backlog.bytes = 0
-                    self._forget_if_idle(key, backlog)
+                if backlog is not None:  # the stream ended: so did its session
+                    self._forget(backlog)
         if stream.cancelled_caught:  # closed here: end the body if the client takes it, else uvicorn drops it
             with anyio.move_on_after(0.5):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -207,20 +208,20 @@ class UnreadBacklog:
     def _backlog(self, user: str, key: tuple[str, str], close: Callable[[], Awaitable[Any]]) -> SessionBacklog:
         backlog = self._sessions.get(key)
         if backlog is None:
-            backlog = SessionBacklog(user, f"{key[0]} session {key[1][:8]}", close)
+            backlog = SessionBacklog(user, key, close)
             self._sessions[key] = backlog
             self._users.setdefault(user, set()).add(backlog)
         return backlog
 
-    def _forget_if_idle(self, key: tuple[str, str], backlog: SessionBacklog) -> None:
-        if backlog.pending or self._sessions.get(key) is not backlog:
+    def _forget(self, backlog: SessionBacklog) -> None:
+        """No more accounting for `backlog`'s session (nothing of it waits, it ended, or it was closed)."""
+        if self._sessions.get(backlog.key) is not backlog:
             return
-        del self._sessions[key]
-        sessions = self._users.get(backlog.user)
-        if sessions is not None:
-            sessions.discard(backlog)
-            if not sessions:
-                del self._users[backlog.user]
+        del self._sessions[backlog.key]
+        sessions = self._users[backlog.user]
+        sessions.discard(backlog)
+        if not sessions:
+            del self._users[backlog.user]
 
     async def _over(self, backlog: SessionBacklog) -> bool:
         """Close what went past a bound; True when `backlog`'s own session is closed (now or before)."""
@@ -242,15 +243,10 @@ class UnreadBacklog:
             len(backlog.pending),
             f"{backlog.bytes:,}",
         )
-        for key, session in list(self._sessions.items()):
-            if session is backlog:
-                del self._sessions[key]
-                self._closed[key] = None
-                if len(self._closed) > CLOSED_KEPT:
-                    del self._closed[next(iter(self._closed))]
-        self._users.get(backlog.user, set()).discard(backlog)
-        if not self._users.get(backlog.user, True):
-            self._users.pop(backlog.user, None)
+        self._forget(backlog)
+        self._closed[backlog.key] = None
+        if len(self._closed) > CLOSED_KEPT:
+            del self._closed[next(iter(self._closed))]
         await backlog.close()
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -21,15 +21,11 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.http_body import Replay, read_body
-from server.stdio.line_check import valid_id
+from server.stdio.line_check import invalid_id_error, valid_id
 from toolsets.core import safe_json
 
 PEEKED = "truloop.rpc"
-INVALID_ID = {
-    "jsonrpc": "2.0",
-    "id": None,
-    "error": {"code": -32600, "message": "Invalid Request: expected an id that is a string or an integer"},
-}
+INVALID_ID = invalid_id_error()
 
 
 @dataclass(frozen=True, slots=True)

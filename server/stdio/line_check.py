@@ -89,6 +89,7 @@ def line_size(line: Line) -> int:
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+ID_EXPECTED = "an id that is a string or an integer"  # what a message with any other id is told, on every transport
 
 
 MAX_IN_FLIGHT = 256  # requests read but not yet answered; past it, reading waits
@@ -157,7 +158,7 @@ class LineChecker:
         if not isinstance(data, dict):
             return None, _invalid(None, "a JSON object (batches are not supported)")
         if "id" in data and not valid_id(data["id"]):
-            return None, _invalid(None, "an id that is a string or an integer")
+            return None, _invalid(None, ID_EXPECTED)
         return data, None
 
     def admit(self, data: dict[str, Any]) -> dict[str, Any] | None:
@@ -260,6 +261,11 @@ def valid_id(value: Any) -> bool:
 def _invalid(request_id: Any, expected: str) -> dict[str, Any]:
     logger.info("stdin: a JSON line that is not a valid JSON-RPC message was answered with invalid request")
     return _error(request_id, INVALID_REQUEST, f"Invalid Request: expected {expected}")
+
+
+def invalid_id_error() -> dict[str, Any]:
+    """The answer to a message whose `id` is not a string or an integer (the id cannot be echoed)."""
+    return _error(None, INVALID_REQUEST, f"Invalid Request: expected {ID_EXPECTED}")
 
 
 def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:

@@ -52,9 +52,10 @@ class McpAsker:
             pending = state.get("pending")
         except (ValueError, AttributeError, TypeError):
             return
-        answer = (responses or {}).get(pending) if pending else None
-        if answer is not None:
-            self._answers[pending] = _as_dict(answer)
+        for key in [pending] if isinstance(pending, str) else list(pending or []):
+            answer = (responses or {}).get(key)
+            if answer is not None:
+                self._answers[key] = _as_dict(answer)
 
     def recall(self, key: str) -> Any:
         """A value remembered earlier in this call (from the sealed state on 2026-07-28)."""
@@ -102,8 +103,44 @@ class McpAsker:
         return types.CreateMessageResultWithTools.model_validate(answer)
 
     def _suspend(self, key: str, request: Any) -> None:
-        state = json.dumps({"v": _STATE_VERSION, "answers": self._answers, "pending": key}, separators=(",", ":"))
-        raise InputRequired(types.InputRequiredResult(input_requests={key: request}, request_state=state))
+        self._suspend_all({key: request})
+
+    def _suspend_all(self, requests: dict[str, Any]) -> None:
+        pending = list(requests)
+        state = json.dumps({"v": _STATE_VERSION, "answers": self._answers, "pending": pending}, separators=(",", ":"))
+        raise InputRequired(types.InputRequiredResult(input_requests=requests, request_state=state))
+
+    def missing(self, methods: list[str]) -> list[str]:
+        """The client capabilities these request methods need that the client did not declare."""
+        caps = self._ctx.client_capabilities
+        declared = caps.model_dump(exclude_none=True) if caps is not None else {}
+        return sorted({NEEDS[method] for method in methods if method in NEEDS and NEEDS[method] not in declared})
+
+    async def ask_many(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The client's results for raw MCP requests by key (`{"method", "params"}`): a handshake-era client is asked
+        in turn on its session; on 2026-07-28 the unanswered ones leave together as one `InputRequired`. Raises
+        `CannotAsk` naming the capabilities the client did not declare (or that it refused)."""
+        unanswered = {key: request for key, request in requests.items() if key not in self._answers}
+        missing = self.missing([str(request.get("method")) for request in unanswered.values()])
+        if missing:
+            raise CannotAsk(*missing)
+        if unanswered and self.modern:
+            self._suspend_all({key: _request_model(request) for key, request in unanswered.items()})
+        if unanswered and not self._ctx.session.can_send_request:
+            raise CannotAsk(*sorted({NEEDS[str(r.get("method"))] for r in unanswered.values()}))
+        from mcp.shared.message import ServerMessageMetadata
+
+        for key, request in unanswered.items():
+            model = _request_model(request)
+            try:
+                result = await self._ctx.session.send_request(
+                    model, RESULTS[model.method], metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id)
+                )
+            except MCPError as exc:
+                logger.info("client refused %s %s: %s", model.method, key, exc.error.code)
+                raise CannotAsk(NEEDS[model.method]) from None
+            self._answers[key] = _as_dict(result)
+        return {key: self._answers[key] for key in requests}
 
     def can_ask(self) -> bool:
         caps = self._ctx.client_capabilities
@@ -130,6 +167,31 @@ class McpAsker:
             raise CannotAsk(key) from None
         self._answers[key] = _as_dict(result)
         return result
+
+
+NEEDS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+RESULTS: dict[str, Any] = {
+    "elicitation/create": types.ElicitResult,
+    "sampling/createMessage": types.CreateMessageResult,
+    "roots/list": types.ListRootsResult,
+}
+
+
+def _request_model(request: dict[str, Any]) -> Any:
+    """A raw `{"method", "params"}` as the SDK's request model (ValueError when it is not a valid one)."""
+    from pydantic import ValidationError
+
+    method = request.get("method")
+    try:
+        if method == "elicitation/create":
+            return types.ElicitRequest.model_validate({"method": method, "params": request.get("params") or {}})
+        if method == "sampling/createMessage":
+            return types.CreateMessageRequest.model_validate({"method": method, "params": request.get("params") or {}})
+        if method == "roots/list":
+            return types.ListRootsRequest()
+    except ValidationError as exc:
+        raise ValueError(f"{method}: {exc.errors()[0].get('msg')} at {exc.errors()[0].get('loc')}") from None
+    raise ValueError(f"{method!r} is not a request a server may send a client")
 
 
 def _as_dict(answer: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""One MCP tool call's ports (confirmer, composer, deferred resolver), built only when a tool uses one.
+"""One MCP call's ports (confirmer, composer, deferred resolver, the client), built only when a tool uses one.
 
 Most calls ask nothing of the client; building an asker, a confirmer, a composer and a router for
 each of them cost more than some tools themselves. Even the SDK's `Context` the asker needs is made
@@ -7,7 +7,7 @@ only when a port is first used (`context` is a function that makes it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -15,6 +15,7 @@ from mcp.server.mcpserver import Context
 from bridge.service import DeviceBridge
 from server.protocol_era import is_modern
 from toolsets.core.context import ComposeRequest, ConfirmRequest, Decision, DeferredCall, ToolContext
+from toolsets.core.errors import ErrorCode, ToolError
 
 
 class CallPorts:
@@ -62,3 +63,28 @@ class CallPorts:
             self._bridge, self.asker, timeout=self._timeout, progress=self.context.report_progress, stdio=self._stdio
         )
         return await router.resolve(call)
+
+    # -- the client (`ClientPort`): what a plugin asks of it ------------------------------------------------------
+
+    def capabilities(self) -> Mapping[str, Any]:
+        caps = self.context.client_capabilities
+        return caps.model_dump(mode="json", by_alias=True, exclude_none=True) if caps is not None else {}
+
+    async def ask(self, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        from bridge.elicitation import CannotAsk
+
+        try:
+            return await self.asker.ask_many({str(key): dict(value) for key, value in requests.items()})
+        except CannotAsk as refused:
+            needed = sorted(set(refused.args))
+            raise ToolError(
+                f"The client did not declare the {' and '.join(needed)} capability this needs (or refused the "
+                "request); use a client that supports it.",
+                code=ErrorCode.CLIENT_CAPABILITY,
+                detail={"capabilities": needed},
+            ) from None
+        except ValueError as invalid:
+            raise ToolError(f"Not a request the client can answer: {invalid}", code=ErrorCode.VALIDATION) from None
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        return None  # LoggedPorts, which knows the request, sends it

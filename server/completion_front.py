@@ -7,6 +7,9 @@
 - template `truloop://docs/{path}`, `path`: document paths;
 - arguments with fixed values (`language`, `unread_only`): `ko`/`en`, `true`/`false`.
 
+- a plugin's prompt argument or template variable: the values its spec lists (`completions`) that start with what was
+  typed (without case).
+
 At most 100 values; `hasMore` when there were more. Anything else completes to nothing.
 """
 
@@ -41,6 +44,10 @@ class CompletionFront:
 
     async def _values(self, ref: Any, argument: str, partial: str) -> Completed:
         scope = self._resources.scope()
+        listed = self._plugin_values(ref, argument, scope.profile)
+        if listed is not None:
+            needle = partial.casefold()
+            return bounded([value for value in listed if value.casefold().startswith(needle)])
         kind: str | None = None
         if isinstance(ref, types.PromptReference):
             prompt = next((p for p in prompts_for(scope) if p.name == ref.name), None)
@@ -60,3 +67,18 @@ class CompletionFront:
         if kind == "document":
             return await self._completions.documents(scope, partial)
         return Completed([])
+
+    def _plugin_values(self, ref: Any, argument: str, profile: str) -> tuple[str, ...] | None:
+        """The values a plugin's spec lists for this argument, or None when the reference is not a plugin's."""
+        plugins = self._resources.plugins
+        if plugins is None:
+            return None
+        spec: Any = None
+        if isinstance(ref, types.PromptReference):
+            version = plugins.prompt(ref.name, profile)
+            spec = version.spec if version is not None else None
+        elif isinstance(ref, types.ResourceTemplateReference):
+            spec = plugins.template(ref.uri, profile)
+        if spec is None:
+            return None
+        return tuple(spec.completions.get(argument, ()))

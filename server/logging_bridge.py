@@ -13,7 +13,9 @@ Who hears what: a handshake-era session (2025-06-18, 2025-11-25) hears the level
 `logging/setLevel`, and, until it sets one, `error` and above (`DEFAULT_LEVEL`). A 2026-07-28 request hears what
 its `_meta` asked for (`io.modelcontextprotocol/logLevel`), nothing otherwise (the SDK's rule for that era); a
 2026-07-28 client has no session, so it hears no plugin reloads (it has `subscriptions/listen` for the tool list).
-A message about a call rides that call's response stream. Every text is masked as audit lines are
+A plugin's own messages (`context.log`) follow the same rules, except that a handshake-era session that never set a
+level hears them from `info` up (`PLUGIN_LEVEL`): the plugin chose to tell the client. A message about a call rides
+that call's response stream. Every text is masked as audit lines are
 (`toolsets.pipeline.audit.masking`): no token, key, e-mail address or phone number reaches a client's log.
 """
 
@@ -75,10 +77,22 @@ class LogBridge:
             self._made = Masker(self._secrets)
         return self._made
 
-    def level_of(self, connection: Any) -> str:
+    def masked(self, data: Any) -> Any:
+        """`data` with every string masked as audit lines are (tokens, keys, e-mail addresses, phone numbers)."""
+        masker = self._masker
+        if isinstance(data, str):
+            return masker.text(data)
+        if isinstance(data, dict):
+            return {str(key): self.masked(value) for key, value in list(data.items())[:100]}
+        if isinstance(data, list):
+            return [self.masked(value) for value in data[:100]]
+        return data
+
+    def level_of(self, connection: Any, default: str = DEFAULT_LEVEL) -> str:
+        """The level `connection` asked for, or `default` when it never set one."""
         if self._stdio_session is not None:
-            return self._stdio_session.log_level
-        return self._levels.get(connection, DEFAULT_LEVEL)
+            return self._stdio_session.log_level if self._stdio_session.level_set else default
+        return self._levels.get(connection, default)
 
     # -- what is said ------------------------------------------------------------------------------------------
 
@@ -115,15 +129,24 @@ class LogBridge:
             if connection is not None:
                 self._connections.add(connection)
 
-    async def send(self, request: ServerRequestContext[Any, Any], level: str, data: dict[str, Any]) -> None:
-        """`data` as a `notifications/message` on `request`'s stream, if its session or the request asks for `level`."""
+    async def send(
+        self,
+        request: ServerRequestContext[Any, Any],
+        level: str,
+        data: Any,
+        *,
+        logger_name: str = LOGGER_NAME,
+        default: str = DEFAULT_LEVEL,
+    ) -> None:
+        """`data` as a `notifications/message` on `request`'s stream, if its session or the request asks for `level`
+        (`default`: what a handshake-era session that never set a level hears)."""
         if is_modern(request.protocol_version):
             if level not in allowed_log_levels(request.protocol_version, request.meta):
                 return
-        elif not at_least(level, self.level_of(connection_of(request.session))):
+        elif not at_least(level, self.level_of(connection_of(request.session), default)):
             return
         message = types.LoggingMessageNotification(
-            params=types.LoggingMessageNotificationParams(level=level, data=data, logger=LOGGER_NAME)
+            params=types.LoggingMessageNotificationParams(level=level, data=data, logger=logger_name)
         )
         try:
             await request.session.send_notification(message, related_request_id=request.request_id)
@@ -141,8 +164,12 @@ class LogBridge:
                     self._connections.discard(connection)
 
 
+PLUGIN_LEVEL = "info"  # what a handshake-era session that never set a level hears of a plugin's own messages
+
+
 class LoggedPorts(CallPorts):
-    """A call's ports that tell the client (`info`) when a deferred tool starts waiting for the user's side."""
+    """A call's ports that tell the client (`info`) when a deferred tool starts waiting for the user's side, and
+    carry a plugin's own log messages (`ClientPort.log`), masked like every message."""
 
     __slots__ = ("_log", "_request")
 
@@ -154,3 +181,8 @@ class LoggedPorts(CallPorts):
     async def resolve(self, call: DeferredCall) -> Any:
         await self._log.deferred_wait(self._request, call)
         return await super().resolve(call)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        masked = self._log.masked(data)
+        name = f"{LOGGER_NAME}.plugin.{logger}" if logger else LOGGER_NAME
+        await self._log.send(self._request, level, masked, logger_name=name[:200], default=PLUGIN_LEVEL)

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from toolsets.core.envelope import ToolResult
     from toolsets.core.tool import Tool
     from toolsets.extensions.plugins.catalog import PluginCatalog
+    from toolsets.extensions.plugins.changes import PluginChange
     from toolsets.front_door import FrontDoor
     from toolsets.services import Services
 
@@ -108,11 +109,16 @@ class TruloopMCP(MCPServer):
         services = deployment.services
         changes = services.resource_changes if services is not None else None
         changes = changes if changes is not None else ResourceChanges()
-        self.resources = ResourceFront(self, changes, bus)
+        plugin_views = None
+        if deployment.plugins is not None:
+            from toolsets.extensions.plugins.served_views import PluginViews
+
+            plugin_views = PluginViews(deployment.plugins)
+        self.resources = ResourceFront(self, changes, bus, plugin_views)
         self.prompts = PromptFront(self, self.resources)
         self.completer = CompletionFront(self.resources, Completions(services))  # (`completion` is MCPServer's)
         if deployment.plugins is not None:
-            deployment.plugins.changes.subscribe(self.announce_tools_changed)
+            deployment.plugins.changes.subscribe(self.announce_plugin_change)
         low = lowlevel_of(self)
         low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self.log.set_level)
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._tools_list)
@@ -149,6 +155,16 @@ class TruloopMCP(MCPServer):
         connection = connection_of(session)
         if connection is not None:
             self._connections.add(connection)
+
+    async def announce_plugin_change(self, change: PluginChange) -> None:
+        """What plugins publish changed: tell handshake-era sessions and 2026-07-28 listeners of the lists that
+        changed, and the sessions subscribed to a resource whose file changed."""
+        if change.tools:
+            await self.announce_tools_changed()
+        if change.prompts and self.stdio_session is None:  # (a stdio session hears it from its lean front)
+            await self.prompts.announce_changed()
+        if change.resources or change.updated:
+            await self.resources.plugins_changed(change.updated, listed=change.resources)
 
     async def announce_tools_changed(self) -> None:
         """The published tools changed (plugins reloaded): tell handshake-era sessions and 2026-07-28 listeners."""
@@ -203,7 +219,10 @@ class TruloopMCP(MCPServer):
                 deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
             ctx = door.context_for(caller, profile, request=RequestInfo(transport="in-process"), deferred=deferred)
             return to_mcp_result(await door.call(ctx, name, arguments))
-        return to_mcp_result(await self._run(name, arguments, request, lambda: context))
+        outcome = await self._run(name, arguments, request, lambda: context)
+        if is_modern(request.protocol_version):
+            refuse_missing_capability(outcome)
+        return to_mcp_result(outcome)
 
     async def _run(
         self,
@@ -224,11 +243,12 @@ class TruloopMCP(MCPServer):
         ctx: ToolContext[Any] = door.context_for(
             caller,
             profile,
-            request=self._request_info(request, profile),
+            request=self.request_info(request, profile),
             conversation=self._conversation(session, modern),
             confirmer=ports,
             deferred=ports,
             composer=ports,
+            client=ports,
             report_progress=session.report_progress,
         )
         outcome, list_changed = await door.call_noting_list(ctx, name, arguments, fixed_list=modern)
@@ -237,12 +257,23 @@ class TruloopMCP(MCPServer):
         await self.log.tool_outcome(request, name, outcome, started)
         return outcome
 
-    def _request_info(self, request: ServerRequestContext[Any, Any], profile: str) -> RequestInfo:
+    def request_info(self, request: ServerRequestContext[Any, Any], profile: str) -> RequestInfo:
         headers = getattr(request.request, "headers", None) or {}
         session_id = headers.get("mcp-session-id") or (self._process_session if self.stdio else None)
         return mcp_request_info(
             request.request_id, session_id, stdio=self.stdio, protocol_version=request.protocol_version, profile=profile
         )
+
+
+def refuse_missing_capability(outcome: ToolResult) -> None:
+    """(2026-07-28) A call that needs a client capability the client did not declare is the protocol's error
+    -32021, with the capabilities in `requiredCapabilities`, not a tool result."""
+    from server.plugin_requests import json_rpc_error
+    from toolsets.core.envelope import ToolErr
+    from toolsets.core.errors import ErrorCode
+
+    if isinstance(outcome, ToolErr) and outcome.code is ErrorCode.CLIENT_CAPABILITY:
+        raise json_rpc_error(outcome)
 
 
 def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:

@@ -1,18 +1,26 @@
 """MCP prompts: `prompts/list` (paged) and `prompts/get`, from `toolsets.views.prompt_catalog`, offered per the
 caller's tools.
 
-A prompt's title and description carry English and Korean (`Plan a meeting / 회의 잡기`). Arguments that are
+A prompt's title and description carry English and Korean (`Plan a meeting / 회의 잡기`). Prompts that plugin files
+serve follow the built-in ones (their names cannot be a built-in prompt's); `prompts/list_changed` tells sessions
+that listed prompts when plugins change them. Arguments that are
 missing, unknown or malformed, an unknown prompt, or an event the caller cannot see are refused with -32602
 (Invalid params) and a message that says what to change.
 """
 
 from __future__ import annotations
 
+import logging
+import weakref
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp.types as types
+from mcp.server.subscriptions import PromptsListChanged
 from mcp.shared.exceptions import MCPError
 
+from server.protocol_era import is_modern
+from server.sdk_compat import connection_of, subscriptions_of
 from toolsets.views.prompt_catalog import PromptArgumentsError, check_arguments, find_prompt, prompts_for, render
 
 if TYPE_CHECKING:
@@ -22,13 +30,27 @@ if TYPE_CHECKING:
     from server.resources import ResourceFront
 
 
+logger = logging.getLogger("truloop.server")
+ANNOUNCE_SECONDS = 2.0
+
+
 class PromptFront:
     def __init__(self, server: TruloopMCP, resources: ResourceFront) -> None:
         self._server = server
         self._resources = resources
+        self._listing: weakref.WeakSet[Any] = weakref.WeakSet()  # handshake-era sessions that listed prompts
 
     async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
-        page, next_cursor = self._server.pager.page(prompts_for(self._resources.scope()), params, "prompts")
+        scope = self._resources.scope()
+        if self._server.stdio_session is None and not is_modern(ctx.protocol_version):
+            connection = connection_of(ctx.session)
+            if connection is not None:
+                self._listing.add(connection)
+        found: list[Any] = [*prompts_for(scope)]
+        plugins = self._resources.plugins
+        if plugins is not None:
+            found.extend(plugins.prompts(scope.profile))
+        page, next_cursor = self._server.pager.page(found, params, "prompts")
         prompts = [
             types.Prompt(
                 name=prompt.name,
@@ -43,8 +65,26 @@ class PromptFront:
         ]
         return types.ListPromptsResult(prompts=prompts, next_cursor=next_cursor)
 
+    async def announce_changed(self) -> None:
+        """Plugins changed the prompts: the handshake-era sessions that listed them, and 2026-07-28 listeners."""
+        for connection in list(self._listing):
+            try:
+                with anyio.move_on_after(ANNOUNCE_SECONDS):
+                    await connection.send_prompt_list_changed()
+            except Exception:
+                logger.debug("could not send prompts/list_changed to a session", exc_info=True)
+                self._listing.discard(connection)
+        await subscriptions_of(self._server).publish(PromptsListChanged())
+
     async def get(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
         scope = self._resources.scope()
+        plugins = self._resources.plugins
+        version = plugins.prompt(params.name, scope.profile) if plugins is not None else None
+        if plugins is not None and version is not None:
+            requests = self._resources.requests
+            call = plugins.get(version, dict(params.arguments or {}), requests.context(ctx, params))
+            result = await requests.answer(params.name, call)
+            return types.GetPromptResult.model_validate(result) if isinstance(result, dict) else result
         try:
             prompt = find_prompt(scope, params.name)
             arguments = check_arguments(prompt, params.arguments)

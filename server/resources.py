@@ -18,10 +18,13 @@ import weakref
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+import anyio
 import mcp.types as types
 from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
+from server.plugin_requests import PluginRequests
+from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
 from toolsets.views.changes import ResourceChange
 from toolsets.views.resource_views import ResourceCatalog, UnknownResourceError
@@ -33,11 +36,13 @@ if TYPE_CHECKING:
 
     from server.mcp_server import TruloopMCP
     from server.resource_bus import ScopedBus
+    from toolsets.extensions.plugins.served_views import PluginViews
     from toolsets.views.changes import ResourceChanges
 
 logger = logging.getLogger("truloop.resources")
 
 MAX_LISTEN_STREAMS = 1024
+ANNOUNCE_SECONDS = 2.0  # a session that does not read holds up no one else
 # `resources/subscribe`: at most this many URIs per session (docs/security.md, per-user caps; docs/hosts.md);
 # past it a new URI is refused with -32602 (re-subscribing to one already held is fine), unsubscribe frees one
 MAX_SUBSCRIPTIONS_PER_SESSION = 100
@@ -57,13 +62,18 @@ def checked_uri(params: Any) -> str:
 
 
 class ResourceFront:
-    def __init__(self, server: TruloopMCP, changes: ResourceChanges, bus: ScopedBus) -> None:
+    def __init__(
+        self, server: TruloopMCP, changes: ResourceChanges, bus: ScopedBus, plugins: PluginViews | None = None
+    ) -> None:
         self._server = server
         self.catalog = ResourceCatalog(server.deployment.services)
+        self.plugins = plugins  # what plugin files serve (after the built-in resources)
+        self.requests = PluginRequests(server)
         self._changes = changes
         self._bus = bus
         # handshake-era sessions -> (the caller's user id, the URIs it subscribed to)
         self._subscribed: weakref.WeakKeyDictionary[Any, tuple[str, set[str]]] = weakref.WeakKeyDictionary()
+        self._listing: weakref.WeakSet[Any] = weakref.WeakSet()  # handshake-era sessions that listed resources
         self._listening = 0  # open 2026-07-28 listen streams
         self._listening_documents = 0  # ... of which subscribed to documents
         changes.subscribe(self.changed)
@@ -78,27 +88,43 @@ class ResourceFront:
     # -- lists and reads -----------------------------------------------------------------------------------------
 
     async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
-        entries, next_cursor = self._server.pager.page(await self.catalog.resources(self.scope()), params, "resources")
-        resources = [
-            types.Resource(uri=e.uri, name=e.name, title=e.title, description=e.description, mime_type=e.mime_type,
-                           size=e.size)
-            for e in entries
-        ]  # fmt: skip
+        scope = self.scope()
+        self._remember(ctx)
+        found: list[Any] = [*await self.catalog.resources(scope)]
+        if self.plugins is not None:
+            found.extend(self.plugins.resources(scope.profile))
+        entries, next_cursor = self._server.pager.page(found, params, "resources")
+        resources = [_listed(entry) for entry in entries]
         return types.ListResourcesResult(resources=resources, next_cursor=next_cursor)
 
     async def templates(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
-        entries, next_cursor = self._server.pager.page(self.catalog.templates(self.scope()), params, "templates")
+        scope = self.scope()
+        self._remember(ctx)
+        found: list[Any] = [*self.catalog.templates(scope)]
+        if self.plugins is not None:
+            found.extend(self.plugins.templates(scope.profile))
+        entries, next_cursor = self._server.pager.page(found, params, "templates")
         templates = [
-            types.ResourceTemplate(uri_template=e.uri_template, name=e.name, title=e.title, description=e.description,
-                                   mime_type=e.mime_type)
+            types.ResourceTemplate(uri_template=e.uri_template or "", name=e.name, title=e.title,
+                                   description=e.description, mime_type=e.mime_type)
             for e in entries
         ]  # fmt: skip
         return types.ListResourceTemplatesResult(resource_templates=templates, next_cursor=next_cursor)
 
     async def read(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
         uri = checked_uri(params)
+        scope = self.scope()
+        found = self.plugins.find(uri, scope.profile) if self.plugins is not None else None
+        if found is not None:
+            plugins = self.plugins
+            assert plugins is not None
+            call = plugins.read(found, uri, self.requests.context(ctx, params))
+            contents = await self.requests.answer(found.spec.name, call)
+            if isinstance(contents, list):
+                return types.ReadResourceResult.model_validate({"contents": contents})
+            return contents  # the InputRequiredResult of a question to a 2026-07-28 client
         try:
-            body = await self.catalog.read(self.scope(), uri)
+            body = await self.catalog.read(scope, uri)
         except UnknownResourceError as missing:
             raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": uri}) from None
         return types.ReadResourceResult(
@@ -112,10 +138,11 @@ class ResourceFront:
         `resources/read` gives otherwise), up to `MAX_SUBSCRIPTIONS_PER_SESSION` URIs."""
         uri = checked_uri(params)
         scope = self.scope()
-        try:
-            await self.catalog.check(scope, uri)
-        except UnknownResourceError as missing:
-            raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": uri}) from None
+        if self.plugins is None or self.plugins.find(uri, scope.profile) is None:
+            try:
+                await self.catalog.check(scope, uri)
+            except UnknownResourceError as missing:
+                raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": uri}) from None
         connection = connection_of(ctx.session)
         if connection is None:
             return types.EmptyResult()
@@ -146,8 +173,12 @@ class ResourceFront:
         scope = self.scope()
         catalog = self.catalog
 
+        plugins = self.plugins
+
         def may_see(uri: str, owner: str | None) -> bool:
-            return (owner is None or owner == scope.user_id) and catalog.may_see(scope, uri)
+            if owner is not None and owner != scope.user_id:
+                return False
+            return catalog.may_see(scope, uri) or (plugins is not None and plugins.find(uri, scope.profile) is not None)
 
         wanted = params.notifications.resource_subscriptions or []
         documents = any(uri.startswith(DOC_PREFIX) for uri in wanted)
@@ -165,6 +196,28 @@ class ResourceFront:
             return True
         return any(uri.startswith(DOC_PREFIX) for _, uris in list(self._subscribed.values()) for uri in uris)
 
+    def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """A handshake-era session that listed resources: told when plugins change the list."""
+        if self._server.stdio_session is None and not is_modern(ctx.protocol_version):
+            connection = connection_of(ctx.session)
+            if connection is not None:
+                self._listing.add(connection)
+
+    async def plugins_changed(self, updated: tuple[str, ...], *, listed: bool) -> None:
+        """Plugin files changed: the sessions subscribed to a resource served by a new version hear it was updated;
+        with `listed`, the resource list changed (sessions that listed resources, and 2026-07-28 listeners)."""
+        if updated:
+            await self.changed(ResourceChange(tuple(updated)))
+        if listed:
+            for connection in list(self._listing):
+                try:
+                    with anyio.move_on_after(ANNOUNCE_SECONDS):
+                        await connection.send_resource_list_changed()
+                except Exception:
+                    logger.debug("could not send resources/list_changed to a session", exc_info=True)
+                    self._listing.discard(connection)
+            await self._bus.publish(ResourcesListChanged())
+
     async def changed(self, change: ResourceChange) -> None:
         """Tell the sessions subscribed to what changed (handshake era), and the listen streams (2026-07-28)."""
         for connection, (owner, uris) in list(self._subscribed.items()):
@@ -180,3 +233,15 @@ class ResourceFront:
             await self._bus.publish(ResourceUpdated(uri), change.user_id)
         if change.listed:
             await self._bus.publish(ResourcesListChanged())
+
+
+def _listed(entry: Any) -> types.Resource:
+    """A built-in resource's entry or a plugin's spec, as `resources/list` shows it."""
+    return types.Resource(
+        uri=entry.uri,
+        name=entry.name,
+        title=entry.title,
+        description=entry.description,
+        mime_type=entry.mime_type,
+        size=getattr(entry, "size", None),
+    )

@@ -56,14 +56,16 @@ def connection_of(session: Any) -> Any:
 
 
 def advertise_tools_changed(server: MCPServer) -> None:
-    """Advertise `tools.listChanged` in every era. `MCPServer` advertises it only on 2026-07-28 and offers no
-    parameter for it; its transports call the low-level `create_initialization_options()` without arguments,
-    so that method is rebound on this one server with `NotificationOptions(tools_changed=True)`."""
+    """Advertise `listChanged` for tools, prompts and resources in every era (plugins change all three).
+    `MCPServer` advertises it only on 2026-07-28 and offers no parameter for it; its transports call the low-level
+    `create_initialization_options()` without arguments, so that method is rebound on this one server."""
     from mcp.server.lowlevel.server import NotificationOptions
 
     low = lowlevel_of(server)
     low.create_initialization_options = functools.partial(  # type: ignore[method-assign]  # this server's instance only: the SDK builds the options in one method
-        type(low).create_initialization_options, low, NotificationOptions(tools_changed=True)
+        type(low).create_initialization_options,
+        low,
+        NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True),
     )
 
 

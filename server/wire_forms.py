@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from toolsets.core.content import ContentBlocks
 from toolsets.core.envelope import ToolInputRequired, ToolOk, ToolResult, text_and_structured
 
 if TYPE_CHECKING:
@@ -30,8 +31,8 @@ INSTRUCTIONS = (
 HANDSHAKE_CAPABILITIES: dict[str, Any] = {
     "completions": {},
     "logging": {},
-    "prompts": {"listChanged": False},
-    "resources": {"listChanged": False, "subscribe": True},
+    "prompts": {"listChanged": True},
+    "resources": {"listChanged": True, "subscribe": True},
     "tools": {"listChanged": True},
 }
 
@@ -61,6 +62,8 @@ def call_result(outcome: ToolResult) -> dict[str, Any]:
     validating the SDK's models."""
     if isinstance(outcome, ToolInputRequired):  # never on these versions: their questions are asked inline
         return outcome.payload.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if isinstance(outcome, ToolOk) and isinstance(outcome.data, ContentBlocks):
+        return {"content": outcome.data.wire(), "isError": False}  # the tool's own blocks, no structured content
     text, data = text_and_structured(outcome)
     content = [{"type": "text", "text": text}]
     if isinstance(outcome, ToolOk):

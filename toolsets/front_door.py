@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolsets.core.context import (
     Caller,
+    ClientPort,
     Composer,
     Confirmer,
     ConfirmPolicy,
@@ -78,6 +79,7 @@ class FrontDoor:
         confirmer: Confirmer | None = None,
         deferred: DeferredResolver | None = None,
         composer: Composer | None = None,
+        client: ClientPort | None = None,
         report_progress: ProgressReporter | None = None,
         host_approves: bool = True,
         unasked: str | None = None,
@@ -97,6 +99,7 @@ class FrontDoor:
             confirmer=confirmer,
             deferred=deferred,
             composer=composer,
+            client=client,
             conversation=conversation or self.conversation(f"{caller.user_id}:{profile}"),
             profiles=self.profiles,
             host_approves=host_approves,

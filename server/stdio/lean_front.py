@@ -56,6 +56,7 @@ from server.wire_forms import (
 if TYPE_CHECKING:
     from server.composition import Deployment
     from server.speed.sdk_link import SdkLink
+    from toolsets.extensions.plugins.changes import PluginChange
     from toolsets.front_door import FrontDoor
     from toolsets.pipeline.audit.masking import Masker
 
@@ -282,10 +283,10 @@ class StdioFront:
     def _subscribe_to_tool_changes(self) -> None:
         plugins = self.deployment.plugins
         if plugins is not None:
-            plugins.changes.subscribe(self._tools_changed)
+            plugins.changes.subscribe(self._plugins_changed)
 
-    async def _tools_changed(self) -> None:
-        self.session.tools_changed()
+    async def _plugins_changed(self, change: PluginChange) -> None:
+        self.session.plugins_changed(change.tools, change.resources, change.prompts)
 
     # -- the SDK -----------------------------------------------------------------------------------------------
 

@@ -21,12 +21,14 @@ class StdioSession:
         self.id = "stdio-" + secrets.token_hex(8)
         self.conversation = MemoryConversation(ConversationState())
         self.log_level = DEFAULT_LEVEL
+        self.level_set = False  # the client sent logging/setLevel
         self.tools_seen = False  # told `notifications/tools/list_changed`
         self.hears_log = False  # told broadcast `notifications/message`s (plugin reloads)
         self._write = write
 
     def set_log_level(self, level: str) -> None:
         self.log_level = level
+        self.level_set = True
         self.hears_log = True
 
     def saw_tools(self) -> None:
@@ -47,7 +49,16 @@ class StdioSession:
 
     def tools_changed(self) -> None:
         """The published tools changed (plugins reloaded): what the session is to be told of it."""
-        if self.tools_seen:
+        self.plugins_changed(tools=True)
+
+    def plugins_changed(self, tools: bool = False, resources: bool = False, prompts: bool = False) -> None:
+        """What plugins publish changed: the lists the session is to be told of (the resources and prompts lists
+        whether or not it listed them: a host shows them without asking again)."""
+        if tools and self.tools_seen:
             self.notify("notifications/tools/list_changed")
-        if self.hears_log:
+        if resources:
+            self.notify("notifications/resources/list_changed")
+        if prompts:
+            self.notify("notifications/prompts/list_changed")
+        if tools and self.hears_log:
             self.log("info", dict(TOOLS_CHANGED))

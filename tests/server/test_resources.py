@@ -147,9 +147,8 @@ async def test_capabilities_say_what_works_in_each_era(store: Store, mode: str) 
     assert caps.prompts is not None and caps.completions is not None and caps.tools is not None
     if mode == "legacy":
         assert caps.logging is not None
-        assert not caps.resources.list_changed  # handshake sessions are told of updates, not of the list
-    else:
-        assert caps.resources.list_changed is True  # ResourcesListChanged on listen streams
+    # handshake sessions that listed resources hear when plugin files change the list; listen streams, of documents too
+    assert caps.resources.list_changed is True and caps.prompts.list_changed is True
 
 
 @pytest.mark.anyio

@@ -61,7 +61,7 @@ def envelope_of(tool_name: str, exc: Exception) -> ToolResult:
         return ToolCancelled(exc.reason)
     if isinstance(exc, ToolError):
         logger.info("tool %r refused: code=%s", tool_name, exc.code)
-        return ToolErr(exc.code, exc.message, exc.retryable)
+        return ToolErr(exc.code, exc.message, exc.retryable, exc.detail)
     if isinstance(exc, StoreUnavailable):
         return ToolErr(ErrorCode.STORE_UNAVAILABLE, f"The tool {tool_name} could not run: {exc}.", True)
     if isinstance(exc, NotFound):  # what the tool checked was deleted before it wrote (a race, not a crash)

@@ -121,6 +121,27 @@ async def _no_progress(progress: float, total: float | None = None, message: str
     return None
 
 
+class ClientPort(Protocol):
+    """The MCP client behind one call, as a tool (a plugin) may reach it: questions and log messages.
+
+    `ask` takes MCP requests by key, `{"method": "elicitation/create" | "sampling/createMessage" | "roots/list",
+    "params": {...}}`, and returns the client's results by the same keys (plain JSON). A handshake-era client is
+    asked in turn on its session; on 2026-07-28 the unanswered ones leave together as one `InputRequired` (the
+    call runs again with the answers). A client that did not declare what a request needs raises `ToolError`
+    with `ErrorCode.CLIENT_CAPABILITY` (detail: `{"capabilities": [...]}`).
+    """
+
+    def capabilities(self) -> Mapping[str, Any]:
+        """What the client declared (its `ClientCapabilities`, as JSON)."""
+        ...
+
+    async def ask(self, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]: ...
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """A `notifications/message` on this call's stream, if the client listens at `level`."""
+        ...
+
+
 class ToolDoor(Protocol):
     """The way back in for a call made inside a call (a plugin's `context.call_tool`): the front door."""
 
@@ -137,6 +158,7 @@ class ToolContext(Generic[DepsT]):
     deferred: DeferredResolver | None = None
     report_progress: ProgressReporter = _no_progress
     composer: Composer | None = None
+    client: ClientPort | None = None  # the MCP client of this call (None: in-process, the pipe, a test)
     conversation: Conversation | None = None  # what this conversation did so far (gates, exposure)
     # the deployment's profiles by name (tools that list or hand on another profile's tools read them here)
     profiles: Mapping[str, AbstractToolset] = field(default_factory=dict)

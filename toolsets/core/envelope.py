@@ -23,6 +23,7 @@ class ToolErr:
     code: ErrorCode
     reason: str
     retryable: bool = False
+    detail: dict[str, Any] | None = None  # what a front may need beyond the text (ToolError.detail)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", ErrorCode(self.code))
@@ -52,6 +53,10 @@ ToolResult = ToolOk | ToolErr | ToolCancelled | ToolInputRequired
 def text_and_structured(outcome: ToolOk | ToolErr | ToolCancelled) -> tuple[str, dict[str, Any]]:
     """What the model reads (as an MCP client's model reads it) and the machine-readable form."""
     if isinstance(outcome, ToolOk):
+        from toolsets.core.content import ContentBlocks
+
+        if isinstance(outcome.data, ContentBlocks):  # content blocks: their text, and the blocks themselves
+            return outcome.data.text(), {"content": outcome.data.wire()}
         data = outcome.data.model_dump(mode="json")
         return json.dumps(data, ensure_ascii=False, separators=(",", ":")), data
     if isinstance(outcome, ToolErr):

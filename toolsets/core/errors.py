@@ -36,6 +36,8 @@ class ErrorCode(StrEnum):
     PERMISSION_DENIED = "permission_denied"
     PERMISSION_REQUIRED = "permission_required"
     USER_CANCELED = "user_canceled"
+    # the MCP client
+    CLIENT_CAPABILITY = "client_capability"
     # upstream APIs (Google Places, Supermemory, Notion): toolsets/infra/upstream/failures.py
     UPSTREAM_AUTH = "upstream_auth"
     UPSTREAM_RATE_LIMITED = "upstream_rate_limited"
@@ -117,6 +119,11 @@ _ABOUT: dict[ErrorCode, _About] = {
     ErrorCode.USER_CANCELED: _About(
         False, "The user cancelled on the device (or dismissed the form); nothing was done."
     ),
+    ErrorCode.CLIENT_CAPABILITY: _About(
+        False,
+        "The call needs the client to answer something it did not declare it can (elicitation, sampling or "
+        "roots); on 2026-07-28 this is the JSON-RPC error -32021 instead of a tool result.",
+    ),
     ErrorCode.UPSTREAM_AUTH: _About(
         False, "An upstream API refused the server's key (HTTP 401/403); the operator must fix the key."
     ),
@@ -141,12 +148,18 @@ class ToolError(Exception):
     """
 
     def __init__(
-        self, message: str, *, code: ErrorCode | str = ErrorCode.TOOL_ERROR, retryable: bool | None = None
+        self,
+        message: str,
+        *,
+        code: ErrorCode | str = ErrorCode.TOOL_ERROR,
+        retryable: bool | None = None,
+        detail: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.code = ErrorCode(code)
         self.retryable = self.code.retryable if retryable is None else retryable
+        self.detail = detail  # machine-readable particulars a front may need (e.g. the capabilities missing)
 
 
 class ToolInputError(ToolError):

@@ -225,7 +225,7 @@ class ToolAuthoring:
                 name=version.name,
                 file=version.source.path.name,
                 version=version.version,
-                description=version.spec.description,
+                description=version.tool_spec.description,
                 candidate=False,
             )
             for version in self.catalog.versions().values()
@@ -238,7 +238,7 @@ class ToolAuthoring:
                         name=name,
                         file=candidate.source.path.name,
                         version=candidate.version,
-                        description=candidate.spec.description,
+                        description=candidate.tool_spec.description,
                         candidate=True,
                     )
                 )

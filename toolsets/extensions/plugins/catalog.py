@@ -1,5 +1,9 @@
 """The plugins of a tools folder: scanned, loaded, published, reloaded when their files change.
 
+A file serves one tool (`TOOL_SPEC`), one resource or resource template (`RESOURCE_SPEC`) or one prompt
+(`PROMPT_SPEC`); the three kinds are loaded, checked, isolated and reloaded the same way. Each kind has names of
+its own (a tool's name, a resource's URI or template, a prompt's name), which two files may not share.
+
 Hot reload: every `POLL_SECONDS` the folder is listed and each file's stat signature
 compared with the last one seen; only a changed file is read, and only a changed content hash is
 loaded (import, spec check, name check, `create`) while the previous version keeps serving. A version
@@ -42,12 +46,12 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
 
-from toolsets.extensions.plugins.changes import ToolListChanges
+from toolsets.extensions.plugins.changes import PluginChange, ToolListChanges
 from toolsets.extensions.plugins.import_check import check_import
 from toolsets.extensions.plugins.module import PluginImportError, import_plugin, module_name
 from toolsets.extensions.plugins.plugin_runner import PluginLoadError, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource, PluginSourceError
-from toolsets.extensions.plugins.spec import PluginSpec, PluginSpecError, parse_spec
+from toolsets.extensions.plugins.spec import PluginSpecError, parse_spec
 from toolsets.extensions.plugins.threads import PluginThreads
 from toolsets.extensions.plugins.version import PluginVersion
 from toolsets.infra.private_files import private_dir
@@ -55,6 +59,7 @@ from toolsets.infra.private_files import private_dir
 if TYPE_CHECKING:
     from toolsets.core.envelope import ToolResult
     from toolsets.extensions.plugins.sandboxed import PluginSandbox
+    from toolsets.extensions.plugins.spec import AnySpec
     from toolsets.pipeline.canary.router import CanaryRouter
 
 OutcomeListener = Callable[[str, str, "ToolResult"], Awaitable[None]]  # (tool name, version that ran, envelope)
@@ -151,15 +156,27 @@ def plugin_files(tools_dir: Path) -> dict[Path, Signature]:
 
 
 class PluginCatalog:
-    def __init__(self, reserved: Callable[[], Collection[str]], changes: ToolListChanges | None = None) -> None:
-        """`reserved`: the names a plugin may not take (the deployment's built-in tools), asked at each load."""
+    def __init__(
+        self,
+        reserved: Callable[[], Collection[str]],
+        changes: ToolListChanges | None = None,
+        reserved_prompts: Collection[str] = (),
+    ) -> None:
+        """`reserved`: the names a plugin tool may not take (the deployment's built-in tools), asked at each load;
+        `reserved_prompts`: the built-in prompts' names."""
         self.config: PluginConfig | None = None
         self.sandbox: PluginSandbox | None = None  # set: every file is imported and run only inside it
         self.reserved = reserved
+        self.reserved_prompts = frozenset(reserved_prompts)
         self.changes = changes if changes is not None else ToolListChanges()
         self.revision = 0
         self._files: dict[Path, _FileState] = {}
-        self._published: dict[str, PluginVersion] = {}
+        self._published: dict[str, PluginVersion] = {}  # tools
+        self._served: dict[str, PluginVersion] = {}  # every kind, by key
+        self._resources: tuple[PluginVersion, ...] = ()  # resources and templates, in file order
+        self._prompts: dict[str, PluginVersion] = {}  # by prompt name
+        self._change: set[str] = set()  # kinds changed since the last announcement
+        self._updated: set[str] = set()  # fixed resource URIs whose version changed since then
         self._candidates: dict[str, PluginVersion] = {}
         self._leaving: list[PluginVersion] = []  # deleted files' versions, still published until the next swap
         self._lock = anyio.Lock()  # held for bookkeeping only, never across an import or a create()
@@ -178,8 +195,16 @@ class PluginCatalog:
         self.sandbox = sandbox
 
     def versions(self) -> Mapping[str, PluginVersion]:
-        """The published versions, by tool name."""
+        """The published tool versions, by tool name."""
         return self._published
+
+    def resources(self) -> tuple[PluginVersion, ...]:
+        """The published resources and resource templates (their specs are `ResourceSpec`s)."""
+        return self._resources
+
+    def prompts(self) -> Mapping[str, PluginVersion]:
+        """The published prompts, by prompt name (their specs are `PromptSpec`s)."""
+        return self._prompts
 
     def candidate(self, name: str) -> PluginVersion | None:
         """The loaded candidate version (`NAME.canary.py`) of a published tool, if there is one."""
@@ -264,7 +289,9 @@ class PluginCatalog:
         if changed:
             if self._candidates and self._create:
                 await self.canary.observe()  # a candidate's rollout starts when it is loaded, not at its first call
-            await self.changes.announce()
+            kinds, updated = frozenset(self._change or {"tool"}), tuple(sorted(self._updated))
+            self._change, self._updated = set(), set()
+            await self.changes.announce(PluginChange(kinds, updated))
 
     async def heard(self, name: str, tool_version: str, outcome: ToolResult) -> None:
         """A plugin call's envelope, for those who follow calls (the authoring trials); never fails the call."""
@@ -438,11 +465,28 @@ class PluginCatalog:
     def _publish(self) -> list[PluginVersion]:
         """(Under the lock.) Serve what the files hold now, in one swap; the deleted files' versions, to retire."""
         loaded = [(path, state.version) for path, state in self._files.items() if state.version is not None]
-        self._published = {version.name: version for path, version in loaded if not is_candidate(path)}
+        served = {version.name: version for path, version in loaded if not is_candidate(path)}
+        self._note_changes(self._served, served)
+        self._served = served
+        self._published = {key: version for key, version in served.items() if version.spec.kind == "tool"}
+        self._resources = tuple(version for version in served.values() if version.spec.kind == "resource")
+        self._prompts = {v.spec.name: v for v in served.values() if v.spec.kind == "prompt"}
         self._candidates = {v.name: v for path, v in loaded if is_candidate(path) and v.name in self._published}
         self.revision += 1
         leaving, self._leaving = self._leaving, []
         return leaving
+
+    def _note_changes(self, before: Mapping[str, PluginVersion], after: Mapping[str, PluginVersion]) -> None:
+        """(Under the lock.) What the next announcement says: the kinds whose lists changed and the fixed resources
+        served by a new version (their content may have changed)."""
+        for key in before.keys() | after.keys():
+            old, new = before.get(key), after.get(key)
+            if old is new:
+                continue
+            self._change.add((new or old).spec.kind)  # type: ignore[union-attr]  # one of them is there
+            uri = getattr(new.spec, "uri", None) if new is not None and old is not None else None
+            if uri:
+                self._updated.add(uri)
 
     def _publish_if_due(self, retired: list[PluginVersion]) -> bool:
         """(Under the lock.) Publish a deletion once no file it let take a name is still loading."""
@@ -539,13 +583,10 @@ class PluginCatalog:
             with anyio.CancelScope(shield=True):
                 await runner.abort()  # a worker still busy importing would never answer `close`
             raise
-        hints = spec.hints
-        runner.identify(spec.name, self._data_dir(spec, create), retry_safe=hints.read_only or hints.idempotent)
+        runner.identify(spec.name, self._data_dir(spec, create), retry_safe=spec.retry_safe)
         return await self._started(spec, source, runner, create)
 
-    async def _started(
-        self, spec: PluginSpec, source: PluginSource, runner: PluginRunner, create: bool
-    ) -> PluginVersion:
+    async def _started(self, spec: AnySpec, source: PluginSource, runner: PluginRunner, create: bool) -> PluginVersion:
         version = PluginVersion(spec, source, runner)
         try:
             version.input_validator  # noqa: B018 - compiled now, so a schema problem is a load error
@@ -560,29 +601,35 @@ class PluginCatalog:
             raise
         return version
 
-    def _accepted(self, spec: PluginSpec, path: Path, state: _FileState) -> PluginSpec:
-        if spec.name in self.reserved():
+    def _accepted(self, spec: AnySpec, path: Path, state: _FileState) -> AnySpec:
+        if spec.kind == "tool" and spec.name in self.reserved():
             raise PluginSpecError(f"the name {spec.name!r} is a built-in tool's; choose another name")
+        if spec.kind == "prompt" and spec.name in self.reserved_prompts:
+            raise PluginSpecError(f"the prompt name {spec.name!r} is a built-in prompt's; choose another name")
         candidate = is_candidate(path)
+        if candidate and spec.kind != "tool":
+            raise PluginSpecError(f"{path.name}: canary versions are for tools; a {spec.kind} is replaced in place")
+        key, shown = spec.key, _shown(spec)
         stable_served = False
         for other_path, other in self._files.items():
-            if other is state or other.version is None or other.version.name != spec.name:
+            if other is state or other.version is None or other.version.name != key:
                 continue
             if is_candidate(other_path) == candidate:
                 served = "is already a candidate in" if candidate else "is already served by"
-                raise NameRefused(f"the name {spec.name!r} {served} {other_path.name}", spec.name)
+                raise NameRefused(f"{shown} {served} {other_path.name}", key)
             stable_served = True  # (the other kind: for a candidate, its stable file)
         if candidate and not stable_served:
             message = f"a candidate version of {spec.name!r}, but no stable file serves that tool yet"
-            raise AwaitsStable(message, spec.name)
+            raise AwaitsStable(message, key)
         return spec
 
-    def _data_dir(self, spec: PluginSpec, create: bool) -> Path:
+    def _data_dir(self, spec: AnySpec, create: bool) -> Path:
         if self.sandbox is not None:  # the host's folders are not there: a scratch folder in the sandbox
             return self.sandbox.data_dir
+        folder_name = spec.name if spec.kind == "tool" else f"{spec.kind}-{_folder_safe(spec.key)}"
         if self.config is None:  # a file checked without a tools folder: nothing runs, nothing is written
-            return Path(spec.name)
-        folder = self.config.data_dir / spec.name
+            return Path(folder_name)
+        folder = self.config.data_dir / folder_name
         if create:
             private_dir(folder)
         return folder
@@ -644,6 +691,7 @@ class PluginCatalog:
             if state.version is not None:
                 spec = state.version.spec
                 row.update(
+                    kind=spec.kind,
                     name=spec.name,
                     version=state.version.version,
                     sha256=state.version.source.digest,
@@ -651,7 +699,27 @@ class PluginCatalog:
                     profiles=list(spec.profiles),
                     timeout_s=spec.timeout_s,
                 )
+                uri = getattr(spec, "uri", None) or getattr(spec, "uri_template", None)
+                if uri:
+                    row["uri"] = uri
             if state.error is not None:
                 row.update(error=state.error.message, failed_version=state.error.version)
             rows.append(row)
         return rows
+
+
+def _shown(spec: AnySpec) -> str:
+    """How a refusal names what the file serves."""
+    if spec.kind == "resource":
+        return f"the resource {spec.key!r}"
+    if spec.kind == "prompt":
+        return f"the prompt name {spec.name!r}"
+    return f"the name {spec.name!r}"
+
+
+def _folder_safe(key: str) -> str:
+    import hashlib
+    import re
+
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)[:60].strip("._") or "plugin"
+    return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"

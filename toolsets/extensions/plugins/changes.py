@@ -1,8 +1,9 @@
-"""Who hears that the published tool lists changed (a plugin was added, replaced or removed).
+"""Who hears that what plugins publish changed (a tool, resource or prompt was added, replaced or removed).
 
 The MCP front subscribes each server, which tells its handshake-era sessions
-(`notifications/tools/list_changed`) and its 2026-07-28 listen streams. Listeners are held weakly:
-a server that is gone stops hearing without unsubscribing.
+(`notifications/tools/list_changed`, `.../resources/list_changed`, `.../prompts/list_changed`, and
+`notifications/resources/updated` to the sessions subscribed to a resource whose file changed) and its 2026-07-28
+listen streams. Listeners are held weakly: a server that is gone stops hearing without unsubscribing.
 """
 
 from __future__ import annotations
@@ -11,13 +12,37 @@ import inspect
 import logging
 import weakref
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 logger = logging.getLogger("truloop.plugins")
 
-Listener = Callable[[], Awaitable[None]]
+Kind = str  # "tool", "resource" or "prompt"
+
+
+@dataclass(frozen=True, slots=True)
+class PluginChange:
+    """What changed: the kinds whose lists changed, and the fixed resource URIs whose content may have."""
+
+    kinds: frozenset[Kind] = frozenset({"tool"})
+    updated: tuple[str, ...] = field(default=())
+
+    @property
+    def tools(self) -> bool:
+        return "tool" in self.kinds
+
+    @property
+    def resources(self) -> bool:
+        return "resource" in self.kinds
+
+    @property
+    def prompts(self) -> bool:
+        return "prompt" in self.kinds
+
+
+Listener = Callable[[PluginChange], Awaitable[None]]
 ANNOUNCE_SECONDS = 5.0  # a listener that cannot deliver in time (a client not reading) is skipped
 
 
@@ -29,7 +54,8 @@ class ToolListChanges:
         ref: weakref.ref[Any] = weakref.WeakMethod(listener) if inspect.ismethod(listener) else weakref.ref(listener)
         self._listeners.append(ref)
 
-    async def announce(self) -> None:
+    async def announce(self, change: PluginChange | None = None) -> None:
+        change = change if change is not None else PluginChange()
         self._listeners = [ref for ref in self._listeners if ref() is not None]
         for ref in list(self._listeners):
             listener = ref()
@@ -37,6 +63,6 @@ class ToolListChanges:
                 continue
             with anyio.move_on_after(ANNOUNCE_SECONDS):
                 try:
-                    await listener()
+                    await listener(change)
                 except Exception:
-                    logger.warning("a tool-list-changed listener failed", exc_info=True)
+                    logger.warning("a plugin-change listener failed", exc_info=True)

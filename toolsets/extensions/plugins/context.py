@@ -1,6 +1,7 @@
 """`PluginContext`: all a plugin is given about the server (never its internals).
 
-context.tool_name      the plugin's tool name (TOOL_SPEC["name"])
+context.tool_name      the plugin's name (its spec's "name": a tool's, a resource's or a prompt's)
+context.kind           "tool", "resource" or "prompt"
 context.version        this version's content hash (the first 12 hex digits of the file's SHA-256)
 context.caller_id      who is calling (None in create())
 context.role           "member" or "guest" (None in create())
@@ -14,6 +15,24 @@ context.call_tool(name, arguments=None)
                        confirmation and the audit log apply as to the model's own calls): its result (a dict).
                        From sync code it returns the result; from async code, `await` it. A failure raises
                        `ToolCallError` (`.code`, `.reason`, `.retryable`). Not available in create().
+context.log(level, message, data=None)
+                       a log message to the MCP client (`notifications/message` on this call's stream), at an
+                       RFC 5424 level: debug, info, notice, warning, error, critical, alert, emergency
+context.client_supports(name)
+                       whether the client declared "elicitation", "sampling" or "roots"
+context.elicit(message, schema, key=None)
+                       ask the user (MCP elicitation): {"action": "accept"|"decline"|"cancel", "content": {...}}
+context.sample(messages, max_tokens=..., system_prompt=None, key=None, **params)
+                       ask the client's model (MCP sampling): {"role", "content", "model", "stopReason"}
+context.list_roots(key=None)
+                       the client's roots: [{"uri": "file://...", "name": ...}]
+context.ask(requests)  several of the above at once: {key: {"method": ..., "params": {...}}} -> {key: result}
+
+Questions to the client work in both protocol eras: a handshake-era client is asked on its session while the
+handler waits; a 2026-07-28 client has no back-channel, so the first unanswered question ends this run of the
+handler (with `InputPending`, which it must not catch), the client answers, and the handler runs again from the
+start, this time getting the answers in the same order (keys default to the question's place in the run). A
+client that did not declare what a question needs raises `ClientRequestError` (`.code` "client_capability").
 """
 
 from __future__ import annotations
@@ -27,6 +46,12 @@ from pathlib import Path
 from typing import Any
 
 ProgressSink = Callable[[float, float | None, str | None], None]
+LogSink = Callable[[str, Any, str | None], None]  # level, data, logger
+# Sends the client requests of one `ask` ({key: {"method", "params"}}) and returns a future of the JSON envelope:
+# {"ok": true, "value": {key: result}}, or {"ok": false, "code", "reason"} ("input_required": the run must end)
+ClientSink = Callable[[dict[str, Any]], "concurrent.futures.Future[dict[str, Any]]"]
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+METHODS = {"elicitation": "elicitation/create", "sampling": "sampling/createMessage", "roots": "roots/list"}
 # Sends one nested call (tool name, arguments) and returns a future of its JSON envelope (nested.py's shape).
 NestedSink = Callable[[str, dict[str, Any]], "concurrent.futures.Future[dict[str, Any]]"]
 
@@ -40,6 +65,31 @@ class ToolCallError(Exception):
         self.code = code
         self.reason = reason
         self.retryable = retryable
+
+
+class ClientRequestError(Exception):
+    """The client could not be asked: `code` "client_capability" (it did not declare what the question needs) or
+    "not_configured" (this call has no MCP client: in-process, the pipe); `reason` says which."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+
+
+class InputPending(BaseException):  # a BaseException, so a plugin's `except Exception` lets it by
+    """(2026-07-28) The question went to the client; this run of the handler ends here and runs again with the
+    answer. Do not catch it."""
+
+
+def _no_client(requests: dict[str, Any]) -> concurrent.futures.Future[dict[str, Any]]:
+    future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+    future.set_result({"ok": False, "code": "not_configured", "reason": "there is no MCP client to ask here"})
+    return future
+
+
+def _no_log(level: str, data: Any, logger: str | None) -> None:
+    return None
 
 
 def _no_nested(name: str, arguments: dict[str, Any]) -> concurrent.futures.Future[dict[str, Any]]:
@@ -73,8 +123,13 @@ class PluginContext:
     caller_id: str | None = None
     role: str | None = None
     request_id: str | None = None
+    kind: str = "tool"
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
     _progress: ProgressSink = field(default=_no_progress, repr=False)
     _nested: NestedSink = field(default=_no_nested, repr=False)
+    _client: ClientSink = field(default=_no_client, repr=False)
+    _log: LogSink = field(default=_no_log, repr=False)
+    _asked: list[int] = field(default_factory=lambda: [0], repr=False)  # questions asked so far in this run
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> _Done:
         """Never blocks and never fails the call: progress is a hint for the user's host."""
@@ -83,6 +138,72 @@ class PluginContext:
         except Exception:
             self.logger.debug("progress not sent", exc_info=True)
         return _Done()
+
+    def log(self, level: str, message: Any, data: Any = None) -> _Done:
+        """A `notifications/message` to the client; never blocks and never fails the call."""
+        if level not in LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}")
+        try:
+            payload = message if data is None else {"message": message, "data": data}
+            self._log(level, payload, self.tool_name)
+        except Exception:
+            self.logger.debug("log message not sent", exc_info=True)
+        return _Done()
+
+    def client_supports(self, name: str) -> bool:
+        """Whether the client declared `elicitation`, `sampling` or `roots`."""
+        return self.client_capabilities.get(name) is not None
+
+    def ask(self, requests: dict[str, dict[str, Any]]) -> Any:
+        """Several questions at once, `{key: {"method": ..., "params": {...}}}`: their answers by key. Returns them
+        from sync code, an awaitable on an event loop."""
+        if not isinstance(requests, dict) or not requests:
+            raise TypeError("ask({key: {'method': ..., 'params': {...}}, ...}) needs at least one request")
+        future = self._client({str(key): dict(value) for key, value in requests.items()})
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return _answered(future.result())
+        return _awaited_answers(future)
+
+    def elicit(self, message: str, schema: dict[str, Any], key: str | None = None) -> Any:
+        """The user's answer to a form: `{"action": "accept" | "decline" | "cancel", "content": {...}}`."""
+        params = {"mode": "form", "message": str(message), "requestedSchema": schema}
+        return self._one(key or self._next_key("elicitation"), METHODS["elicitation"], params)
+
+    def sample(
+        self,
+        messages: str | list[dict[str, Any]],
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        key: str | None = None,
+        **params: Any,
+    ) -> Any:
+        """The client's model's answer: `{"role", "content", "model", "stopReason"}`. `messages` is a prompt (one
+        user message) or MCP sampling messages; `params` adds e.g. `temperature`, `modelPreferences`."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        request: dict[str, Any] = {"messages": messages, "maxTokens": int(max_tokens), **params}
+        if system_prompt is not None:
+            request["systemPrompt"] = system_prompt
+        return self._one(key or self._next_key("sampling"), METHODS["sampling"], request)
+
+    def list_roots(self, key: str | None = None) -> Any:
+        """The client's roots: `[{"uri": "file:///...", "name": ...}]`."""
+        answer = self._one(key or self._next_key("roots"), METHODS["roots"], {})
+        if asyncio.iscoroutine(answer):
+            return _roots_of(answer)
+        return list((answer or {}).get("roots") or [])
+
+    def _next_key(self, what: str) -> str:
+        self._asked[0] += 1
+        return f"{what}-{self._asked[0]}"
+
+    def _one(self, key: str, method: str, params: dict[str, Any]) -> Any:
+        answers = self.ask({key: {"method": method, "params": params}})
+        if asyncio.iscoroutine(answers):
+            return _picked(answers, key)
+        return answers[key]
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
         """Another tool's result, as this call's caller. Returns it from sync code; returns an awaitable on an
@@ -107,6 +228,26 @@ def _unwrapped(envelope: dict[str, Any]) -> Any:
     raise ToolCallError(
         str(envelope.get("code") or "handler_error"), str(envelope.get("reason") or ""), bool(envelope.get("retryable"))
     )
+
+
+async def _awaited_answers(future: concurrent.futures.Future[dict[str, Any]]) -> Any:
+    return _answered(await asyncio.wrap_future(future))
+
+
+async def _picked(answers: Any, key: str) -> Any:
+    return (await answers)[key]
+
+
+async def _roots_of(answer: Any) -> list[Any]:
+    return list(((await answer) or {}).get("roots") or [])
+
+
+def _answered(envelope: dict[str, Any]) -> Any:
+    if envelope.get("ok"):
+        return envelope.get("value") or {}
+    if envelope.get("code") == "input_required":
+        raise InputPending("the question went to the client; this run ends here")
+    raise ClientRequestError(str(envelope.get("code") or "handler_error"), str(envelope.get("reason") or ""))
 
 
 def plugin_logger(tool_name: str) -> logging.Logger:

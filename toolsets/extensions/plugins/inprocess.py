@@ -47,6 +47,10 @@ class InProcessRunner:
         info = info or CallInfo()
         if info.call_tool is not None:
             extra["_nested"] = _on_this_loop(info.call_tool)
+        if info.ask_client is not None:
+            extra["_client"] = _on_this_loop(info.ask_client)
+        if info.log is not None:
+            extra["_log"] = info.log
         return PluginContext(
             tool_name=self._tool_name,
             version=self._version,
@@ -55,6 +59,8 @@ class InProcessRunner:
             caller_id=info.caller_id,
             role=info.role,
             request_id=info.request_id,
+            kind=info.kind,
+            client_capabilities=dict(info.client_capabilities),
             **extra,
         )
 
@@ -130,11 +136,11 @@ class InProcessRunner:
         return self._loop
 
 
-def _on_this_loop(call_tool: Any) -> Any:
-    """`context.call_tool` from the plugin's threads or loop: the nested call runs on the server's loop."""
+def _on_this_loop(serve: Any) -> Any:
+    """`context.call_tool` or `context.ask` from the plugin's threads or loop: served on the server's loop."""
     loop = asyncio.get_running_loop()
 
-    def nested(name: str, arguments: dict[str, Any]) -> concurrent.futures.Future[dict[str, Any]]:
-        return asyncio.run_coroutine_threadsafe(call_tool(name, arguments), loop)
+    def on_loop(*args: Any) -> concurrent.futures.Future[dict[str, Any]]:
+        return asyncio.run_coroutine_threadsafe(serve(*args), loop)
 
-    return nested
+    return on_loop

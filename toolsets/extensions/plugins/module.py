@@ -72,16 +72,30 @@ def fitted(function: Callable[..., Any], *args: Any) -> tuple[Any, ...]:
     return args[: len(positional)]
 
 
+SPEC_VARIABLES = {"TOOL_SPEC": "tool", "RESOURCE_SPEC": "resource", "PROMPT_SPEC": "prompt"}
+
+
 def _entry_points(module: types.ModuleType) -> PluginModule:
+    """The spec the file defines (exactly one of TOOL_SPEC, RESOURCE_SPEC and PROMPT_SPEC), stamped with its kind,
+    and `run` / `create`."""
     namespace = module.__dict__
-    raw_spec = namespace.get("TOOL_SPEC")
+    defined = [variable for variable in SPEC_VARIABLES if variable in namespace]
+    if len(defined) > 1:
+        raise PluginImportError(f"it defines {' and '.join(defined)}; a plugin file serves one thing: define one")
+    variable = defined[0] if defined else "TOOL_SPEC"
+    raw_spec = namespace.get(variable)
     if not isinstance(raw_spec, dict):
-        found = "no TOOL_SPEC" if raw_spec is None else f"TOOL_SPEC as a {type(raw_spec).__name__}"
-        raise PluginImportError(f"it defines {found}; a plugin defines TOOL_SPEC = {{...}} (a dict)")
+        found = "no TOOL_SPEC" if raw_spec is None else f"{variable} as a {type(raw_spec).__name__}"
+        raise PluginImportError(
+            f"it defines {found}; a plugin defines TOOL_SPEC, RESOURCE_SPEC or PROMPT_SPEC = {{...}} (a dict)"
+        )
+    kind = SPEC_VARIABLES[variable]
+    if raw_spec.get("kind", kind) != kind:
+        raise PluginImportError(f"{variable} says kind {raw_spec.get('kind')!r}; leave kind out (it is {kind!r})")
     run, create = namespace.get("run"), namespace.get("create")
     for label, value in (("run", run), ("create", create)):
         if value is not None and not callable(value):
             raise PluginImportError(f"{label} is a {type(value).__name__}, not a function")
     if run is None and create is None:
         raise PluginImportError("it defines neither run(input_data, context) nor create(context)")
-    return PluginModule(module, raw_spec, run, create)
+    return PluginModule(module, {**raw_spec, "kind": kind}, run, create)

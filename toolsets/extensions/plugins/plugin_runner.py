@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from toolsets.extensions.plugins.context import ProgressSink
+from toolsets.extensions.plugins.context import LogSink, ProgressSink
 
 
 class PluginLoadError(Exception):
@@ -22,6 +22,21 @@ class CallInfo:
     request_id: str | None = None
     # `context.call_tool`: (name, arguments) -> the nested call's JSON envelope (nested.py); None: not offered
     call_tool: Callable[[Any, Any], Awaitable[dict[str, Any]]] | None = field(default=None, compare=False)
+    # `context.ask` and friends: (requests) -> the JSON envelope of the client's answers (client_requests.py)
+    ask_client: Callable[[Any], Awaitable[dict[str, Any]]] | None = field(default=None, compare=False)
+    log: LogSink | None = field(default=None, compare=False)  # `context.log`, thread-safe, in order with progress
+    client_capabilities: dict[str, Any] = field(default_factory=dict, compare=False)
+    kind: str = "tool"
+
+    def shown(self) -> dict[str, Any]:
+        """What crosses to a worker process: the plain data of the context."""
+        return {
+            "caller_id": self.caller_id,
+            "role": self.role,
+            "request_id": self.request_id,
+            "client_capabilities": self.client_capabilities,
+            "kind": self.kind,
+        }
 
 
 class PluginRunner(Protocol):

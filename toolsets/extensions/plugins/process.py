@@ -28,7 +28,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolsets.core.errors import ErrorCode, ToolError
-from toolsets.extensions.plugins.context import ProgressSink
+from toolsets.extensions.plugins.context import LogSink, ProgressSink
 from toolsets.extensions.plugins.failures import PluginWorkerCrashed, stand_in
 from toolsets.extensions.plugins.nested import refusal
 from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginLoadError
@@ -75,6 +75,7 @@ def _bystander(tool: str) -> ToolError:
 @dataclass(eq=False)
 class _Reply:
     progress: ProgressSink | None = None
+    log: LogSink | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     message: dict[str, Any] | None = None
     nested: Any = None  # the send side of this call's queue of `call_tool` requests
@@ -170,8 +171,8 @@ class ProcessRunner:
         while True:
             worker = await self._ready()
             call_id = next(self._ids)
-            reply = worker.calls[call_id] = _Reply(progress)
-            info_data = {"caller_id": info.caller_id, "role": info.role, "request_id": info.request_id}
+            reply = worker.calls[call_id] = _Reply(progress, info.log)
+            info_data = info.shown()
             send, receive = anyio.create_memory_object_stream[dict[str, Any]](NESTED_WAITING)
             reply.nested = send
             try:
@@ -228,10 +229,16 @@ class ProcessRunner:
             raise failed
 
     async def _serve_nested(self, worker: _Worker, info: CallInfo, receive: Any) -> None:
-        """One call's `context.call_tool` requests, one at a time, each answered with its JSON envelope."""
+        """One call's `context.call_tool` and `context.ask` requests, one at a time, each answered with its JSON
+        envelope."""
         async with receive:
             async for request in receive:
-                if info.call_tool is None:
+                if request.get("op") == "client":
+                    if info.ask_client is None:
+                        answer = refusal("not_configured", "there is no MCP client to ask here")
+                    else:
+                        answer = await info.ask_client(request.get("requests"))
+                elif info.call_tool is None:
                     answer = refusal("not_configured", "context.call_tool is not offered here")
                 else:
                     answer = await info.call_tool(request.get("name"), request.get("arguments"))
@@ -360,7 +367,7 @@ class ProcessRunner:
 
     def _route(self, worker: _Worker, message: dict[str, Any]) -> None:
         op = message.get("op")
-        if op in ("progress", "result", "error") and message.get("id") is not None:
+        if op in ("progress", "log", "result", "error") and message.get("id") is not None:
             reply = worker.calls.get(message["id"])
             if reply is None:
                 return  # a call that timed out, answered late
@@ -368,9 +375,13 @@ class ProcessRunner:
                 if reply.progress is not None:
                     reply.progress(float(message.get("progress") or 0), message.get("total"), message.get("message"))
                 return
+            if op == "log":
+                if reply.log is not None:
+                    reply.log(str(message.get("level")), message.get("data"), message.get("logger"))
+                return
             reply.message = message
             reply.done.set()
-        elif op == "call_tool" and message.get("id") is not None:
+        elif op in ("call_tool", "client") and message.get("id") is not None:
             reply = worker.calls.get(message["id"])
             if reply is None or reply.nested is None:
                 return

@@ -9,19 +9,31 @@ TOOL_SPEC = {
     "version": "1.2.0",                      # optional label; the version that counts is the content hash
     "profiles": ["member"],                  # optional: member, notification-safe, guest (default member)
     "timeout_s": 30,                         # optional: seconds a call may take (default 30, at most 600)
+    "returns": "structured",                 # optional: "content" when run returns MCP content blocks
 }
+
+A file declares one of `TOOL_SPEC`, `RESOURCE_SPEC` (resource_spec.py) and `PROMPT_SPEC` (prompt_spec.py); which one
+it declares is its `kind`. `parse_spec` checks whichever it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from toolsets.core.annotations import ToolHints
 from toolsets.core.problems import describe
 from toolsets.profile_names import ProfileName
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from toolsets.extensions.plugins.prompt_spec import PromptSpec
+    from toolsets.extensions.plugins.resource_spec import ResourceSpec
+
+    AnySpec: TypeAlias = "PluginSpec | ResourceSpec | PromptSpec"
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 600.0
@@ -33,6 +45,15 @@ HINTS = {
 }
 
 
+def some_profiles(cls: Any, value: Any) -> Any:
+    """The `profiles` of any spec: a name or a list of names, at least one, each once."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list | tuple) and not value:
+        raise ValueError("name at least one profile: member, notification-safe or guest")
+    return tuple(dict.fromkeys(value)) if isinstance(value, list | tuple) else value
+
+
 class PluginSpecError(ValueError):
     """The spec is not acceptable; the message names the key and what it expects."""
 
@@ -40,6 +61,7 @@ class PluginSpecError(ValueError):
 class PluginSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    kind: Literal["tool"] = "tool"
     name: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
     description: str = Field(min_length=1, max_length=10_000)
     input_schema: dict[str, Any]
@@ -48,6 +70,8 @@ class PluginSpec(BaseModel):
     version: str | None = Field(default=None, max_length=100)
     profiles: tuple[ProfileName, ...] = ("member",)
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+    # "content": `run` returns MCP content blocks (text, image, audio, resource, resource_link), sent as they are
+    returns: Literal["structured", "content"] = "structured"
 
     @field_validator("description")
     @classmethod
@@ -81,14 +105,17 @@ class PluginSpec(BaseModel):
             raise ValueError("a read-only tool cannot be destructive")
         return value
 
-    @field_validator("profiles", mode="before")
-    @classmethod
-    def _some_profiles(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = [value]
-        if isinstance(value, list | tuple) and not value:
-            raise ValueError("name at least one profile: member, notification-safe or guest")
-        return tuple(dict.fromkeys(value)) if isinstance(value, list | tuple) else value
+    _some_profiles = field_validator("profiles", mode="before")(some_profiles)
+
+    @property
+    def key(self) -> str:
+        """What names it in the catalog (and what two files may not both serve)."""
+        return self.name
+
+    @property
+    def retry_safe(self) -> bool:
+        """A call interrupted by another call's crash may run again."""
+        return self.hints.read_only or self.hints.idempotent
 
     @property
     def hints(self) -> ToolHints:
@@ -108,11 +135,23 @@ def check_object_schema(schema: Mapping[str, Any]) -> None:
         raise ValueError(f"is not a valid JSON Schema ({where}: {exc.message})") from None
 
 
-def parse_spec(raw: Mapping[str, Any]) -> PluginSpec:
+SPEC_NAMES = {"tool": "TOOL_SPEC", "resource": "RESOURCE_SPEC", "prompt": "PROMPT_SPEC"}
+
+
+def parse_spec(raw: Mapping[str, Any]) -> AnySpec:
+    """The spec of whichever kind `raw` is (its `kind`, set by the loader from the variable the file defines)."""
+    from toolsets.extensions.plugins.prompt_spec import PromptSpec
+    from toolsets.extensions.plugins.resource_spec import ResourceSpec
+
+    kind = raw.get("kind", "tool")
+    models: dict[str, type[BaseModel]] = {"tool": PluginSpec, "resource": ResourceSpec, "prompt": PromptSpec}
+    model = models.get(str(kind), PluginSpec)
+    whole = SPEC_NAMES.get(str(kind), "TOOL_SPEC")
     try:
-        return PluginSpec.model_validate(dict(raw))
+        return model.model_validate(dict(raw))  # type: ignore[return-value]  # one of the three models above
     except ValidationError as exc:
-        described = describe(exc, whole="TOOL_SPEC", limit=5)
+        described = describe(exc, whole=whole, limit=5)
         if any(error["type"] == "extra_forbidden" for error in exc.errors()):
-            described += f" (TOOL_SPEC keys: {', '.join(PluginSpec.model_fields)})"
-        raise PluginSpecError(f"invalid TOOL_SPEC: {described}") from None
+            keys = ", ".join(name for name in model.model_fields if name != "kind")
+            described += f" ({whole} keys: {keys})"
+        raise PluginSpecError(f"invalid {whole}: {described}") from None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, RootModel
 
 from toolsets.core.call_notes import Route
+from toolsets.core.content import content_of
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import ErrorCode, ToolError, ToolInputError
 from toolsets.core.tool import Tool
@@ -39,24 +40,24 @@ class PluginTool(Tool):
     def __init__(self, version: PluginVersion) -> None:  # no super(): there is no typed function to inspect
         self.version = version
         self.precheck = None  # a plugin declares no check to run before confirmation
-        self.name = version.spec.name
+        self.name = version.tool_spec.name
         self.toolset = PLUGINS_TOOLSET
-        self.hints = version.spec.hints
+        self.hints = version.tool_spec.hints
         self.device = None
         self.asks_client = False  # a plugin is handed no route to the client
         self.function = self.run  # what a typed tool's function is to it (its module documents the toolset)
 
     @property
     def description(self) -> str:
-        return self.version.spec.description
+        return self.version.tool_spec.description
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        return self.version.spec.input_schema
+        return self.version.tool_spec.input_schema
 
     @property
     def output_schema(self) -> dict[str, Any] | None:  # type: ignore[override]  # a plugin may declare no output schema
-        return self.version.spec.output_schema
+        return self.version.tool_spec.output_schema
 
     @property
     def args_model(self) -> type[BaseModel]:
@@ -68,7 +69,7 @@ class PluginTool(Tool):
 
     @property
     def profiles(self) -> tuple[str, ...]:
-        return self.version.spec.profiles
+        return self.version.tool_spec.profiles
 
     def unknown_keys(self, raw: Mapping[str, Any]) -> list[str]:
         """Keys the schema forbids (`additionalProperties: false`): ignored, as for every tool."""
@@ -92,6 +93,14 @@ class PluginTool(Tool):
         """Run on `version` (the canary router's choice; this tool's own version by default)."""
         version = version or self.version
         value = json_value(await version.call(arguments.model_dump(), ctx, route), self.name)
+        if version.tool_spec.returns == "content":
+            try:
+                return content_of(value)
+            except ValueError as exc:
+                raise ToolError(
+                    f"The tool {self.name} returned content that MCP cannot carry ({exc}); the plugin needs fixing.",
+                    code=ErrorCode.HANDLER_ERROR,
+                ) from None
         validator = version.output_validator
         if validator is not None:
             errors = list(validator.iter_errors(value))

@@ -13,17 +13,19 @@ import threading
 import time
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from toolsets.core.call_notes import Route
 from toolsets.core.context import ToolContext
-from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.core.errors import ErrorCode, InputRequired, ToolError
 from toolsets.extensions.plugins.failures import contained
 from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource
-from toolsets.extensions.plugins.spec import PluginSpec
+
+if TYPE_CHECKING:
+    from toolsets.extensions.plugins.spec import AnySpec, PluginSpec
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -34,7 +36,7 @@ PROGRESS_WAITING = 64  # progress reports of one call waiting to be sent to the 
 
 
 class PluginVersion:
-    def __init__(self, spec: PluginSpec, source: PluginSource, runner: PluginRunner) -> None:
+    def __init__(self, spec: AnySpec, source: PluginSource, runner: PluginRunner) -> None:
         self.spec = spec
         self.source = source
         self.runner = runner
@@ -45,7 +47,8 @@ class PluginVersion:
 
     @property
     def name(self) -> str:
-        return self.spec.name
+        """Its key in the catalog: a tool's name, a resource's URI or template, `prompt:<name>`."""
+        return self.spec.key
 
     @property
     def version(self) -> str:
@@ -65,13 +68,23 @@ class PluginVersion:
 
         return PluginTool(self)
 
+    @property
+    def tool_spec(self) -> PluginSpec:
+        """The spec of a tool version (a resource's or a prompt's has no schemas)."""
+        from toolsets.extensions.plugins.spec import PluginSpec
+
+        if not isinstance(self.spec, PluginSpec):
+            raise TypeError(f"{self.name} is a {self.spec.kind}, not a tool")
+        return self.spec
+
     @cached_property
     def input_validator(self) -> Any:
-        return _validator(self.spec.input_schema)
+        return _validator(self.tool_spec.input_schema) if self.spec.kind == "tool" else None
 
     @cached_property
     def output_validator(self) -> Any:
-        return None if self.spec.output_schema is None else _validator(self.spec.output_schema)
+        schema = self.tool_spec.output_schema if self.spec.kind == "tool" else None
+        return None if schema is None else _validator(schema)
 
     async def start(self) -> None:
         with anyio.fail_after(START_SECONDS):
@@ -101,17 +114,32 @@ class PluginVersion:
             await self._close(close_seconds)
 
     async def _run(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Any:
+        from toolsets.extensions.plugins.client_requests import ClientRequests
         from toolsets.extensions.plugins.nested import NestedCalls
 
-        info = CallInfo(ctx.caller.user_id, ctx.caller.role, ctx.request.request_id, call_tool=NestedCalls(ctx))
-        send, receive = anyio.create_memory_object_stream[tuple[float, float | None, str | None]](PROGRESS_WAITING)
-        progress = _thread_safe_sink(send)
+        client = ClientRequests(ctx)
+        send, receive = anyio.create_memory_object_stream[tuple[Any, ...]](PROGRESS_WAITING)
+        put = _thread_safe_put(send)
+        info = CallInfo(
+            ctx.caller.user_id,
+            ctx.caller.role,
+            ctx.request.request_id,
+            call_tool=NestedCalls(ctx),
+            ask_client=client.ask,
+            log=lambda level, data, logger: put(("log", level, data, logger)),
+            client_capabilities=client.capabilities(),
+            kind=self.spec.kind,
+        )
+
+        def progress(value: float, total: float | None, message: str | None) -> None:
+            put(("progress", value, total, None if message is None else str(message)[:1000]))
+
         timeout = self.spec.timeout_s
         started = time.monotonic()
         value: Any = None
         failure: Exception | None = None
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_forward_progress, receive, ctx)
+            tg.start_soon(_forward_notes, receive, ctx)
             try:
                 with anyio.move_on_after(timeout) as deadline:
                     value = await self.runner.call(arguments, info, progress)
@@ -123,8 +151,10 @@ class PluginVersion:
                 failure = contained(exc)  # a runner that let a SystemExit through: still this call's failure
             finally:
                 send.close()
+        if client.pending is not None:  # 2026-07-28: the questions went out; the client calls again with answers
+            raise InputRequired(client.pending)
         if failure is not None:
-            raise failure
+            raise client.refused if client.refused is not None else failure
         if deadline.cancelled_caught:
             logger.warning(
                 "plugin %s (version %s) did not finish within its timeout_s=%g; the call returned timeout",
@@ -166,33 +196,36 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
-def _thread_safe_sink(send: Any) -> Any:
-    """`report_progress` may be called from the plugin's threads or loop: hop onto this loop to queue it."""
+def _thread_safe_put(send: Any) -> Any:
+    """Progress reports and log messages may come from the plugin's threads or loop: hop onto this loop to queue
+    them, in order. Past PROGRESS_WAITING waiting, one is dropped; after the call nobody listens any more."""
     import asyncio
 
     loop = asyncio.get_running_loop()
     home = threading.get_ident()
 
-    def put(item: tuple[float, float | None, str | None]) -> None:
-        # after the call ended nobody listens any more; past PROGRESS_WAITING reports a report is dropped
+    def queue(item: tuple[Any, ...]) -> None:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.WouldBlock):
             send.send_nowait(item)
 
-    def sink(progress: float, total: float | None, message: str | None) -> None:
-        item = (progress, total, None if message is None else str(message)[:1000])
+    def put(item: tuple[Any, ...]) -> None:
         if threading.get_ident() == home:
-            put(item)
+            queue(item)
         elif not loop.is_closed():
-            loop.call_soon_threadsafe(put, item)
+            loop.call_soon_threadsafe(queue, item)
 
-    return sink
+    return put
 
 
-async def _forward_progress(receive: Any, ctx: ToolContext[Any]) -> None:
+async def _forward_notes(receive: Any, ctx: ToolContext[Any]) -> None:
+    """The call's progress reports and log messages, to the client, in the order the plugin made them."""
     async with receive:
-        async for progress, total, message in receive:
+        async for item in receive:
             with anyio.move_on_after(PROGRESS_SECONDS):
                 try:
-                    await ctx.report_progress(progress, total, message)
+                    if item[0] == "progress":
+                        await ctx.report_progress(*item[1:])
+                    elif ctx.client is not None:
+                        await ctx.client.log(*item[1:])
                 except Exception:
-                    logger.debug("progress notification not sent", exc_info=True)
+                    logger.debug("a progress report or log message was not sent", exc_info=True)

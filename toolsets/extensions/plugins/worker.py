@@ -5,7 +5,9 @@
 One JSON object a line each way. In: `load` {path, source, module}, `create` {name, version, data_dir}, `call`
 {id, input, info}, `tool_result` {nid, envelope} (the answer to a `call_tool`), `close`. Out: `loaded` {spec},
 `created`, `progress` {id, ...}, `result` {id, value}, `error` {id, type, message, fatal?, not_json?},
-`call_tool` {id, nid, name, arguments} (the plugin's `context.call_tool`), `failed` {message}, `closed`, and
+`call_tool` {id, nid, name, arguments} (the plugin's `context.call_tool`), `client` {id, nid, requests} (its
+`context.ask`, answered like `call_tool` with `tool_result`), `log` {id, level, data, logger}, `failed` {message},
+`closed`, and
 `exiting` {id}: the call whose code called `os._exit` (said just before the process ends, so the server fails
 that call alone and retries or releases the others). The plugin's own stdout goes to stderr (the pipe is the
 protocol), and the worker ends when its input ends (the server is gone). Whatever a plugin raises (`SystemExit`
@@ -15,6 +17,7 @@ and `KeyboardInterrupt` included) is that call's `error`; the worker lives on.
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import contextlib
 import itertools
@@ -100,9 +103,15 @@ class Worker:
             def progress(value: float, total: float | None, message: str | None) -> None:
                 self.send({"op": "progress", "id": call_id, "progress": value, "total": total, "message": message})
 
+            def log(level: str, data: Any, logger: str | None) -> None:
+                self.send({"op": "log", "id": call_id, "level": level, "data": data, "logger": logger})
+
             extra["_progress"] = progress
+            extra["_log"] = log
             extra["_nested"] = partial(self.call_tool, call_id)
+            extra["_client"] = partial(self.ask_client, call_id)
         info = info or {}
+        capabilities = info.get("client_capabilities")
         return PluginContext(
             tool_name=header["name"],
             version=header["version"],
@@ -111,6 +120,8 @@ class Worker:
             caller_id=info.get("caller_id"),
             role=info.get("role"),
             request_id=info.get("request_id"),
+            kind=str(info.get("kind") or "tool"),
+            client_capabilities=capabilities if isinstance(capabilities, dict) else {},
             **extra,
         )
 
@@ -124,6 +135,18 @@ class Worker:
         except NotJSON as exc:
             self._nested.pop(nid, None)
             future.set_result({"ok": False, "code": "validation", "reason": f"the arguments are not JSON data: {exc}"})
+        return future
+
+    def ask_client(self, call_id: int, requests: dict[str, Any]) -> concurrent.futures.Future[Any]:
+        """Ask the server to put these questions to the MCP client for this call; the future holds the envelope."""
+        future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+        nid = next(self._nids)
+        self._nested[nid] = future
+        try:
+            self.send({"op": "client", "id": call_id, "nid": nid, "requests": requests})
+        except NotJSON as exc:
+            self._nested.pop(nid, None)
+            future.set_result({"ok": False, "code": "validation", "reason": f"the requests are not JSON data: {exc}"})
         return future
 
     async def invoke(self, function: Any, *args: Any, call_id: int | None = None) -> Any:
@@ -162,6 +185,8 @@ class Worker:
         finally:
             if task is not None:
                 self._calls_by_task.pop(task, None)
+        if isinstance(value, bytes | bytearray) and (message.get("info") or {}).get("kind") == "resource":
+            value = {"blob": base64.b64encode(bytes(value)).decode("ascii")}  # a resource's binary contents
         return self.send({"op": "result", "id": call_id, "value": value})
 
     async def handle(self, message: dict[str, Any]) -> None:

@@ -48,7 +48,7 @@ def start_beside(stable: PluginVersion, candidate: PluginVersion, *, revision: i
         stable.name,
         stable.version,
         candidate.version,
-        ladder_for(stable.spec.hints, candidate.spec.hints),
+        ladder_for(stable.tool_spec.hints, candidate.tool_spec.hints),
         stable_file=stable.source.path.name,
         candidate_file=candidate.source.path.name,
         revision=revision,

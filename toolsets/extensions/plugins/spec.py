@@ -10,6 +10,7 @@ TOOL_SPEC = {
     "profiles": ["member"],                  # optional: member, notification-safe, guest (default member)
     "timeout_s": 30,                         # optional: seconds a call may take (default 30, at most 600)
     "returns": "structured",                 # optional: "content" when run returns MCP content blocks
+    "asks_client": False,                    # optional: true when run uses context.elicit / sample / list_roots / ask
 }
 
 A file declares one of `TOOL_SPEC`, `RESOURCE_SPEC` (resource_spec.py) and `PROMPT_SPEC` (prompt_spec.py); which one
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from toolsets.core.annotations import ToolHints
 from toolsets.core.problems import describe
@@ -72,6 +73,15 @@ class PluginSpec(BaseModel):
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
     # "content": `run` returns MCP content blocks (text, image, audio, resource, resource_link), sent as they are
     returns: Literal["structured", "content"] = "structured"
+    # the tool puts questions to the client (context.elicit, sample, list_roots, ask): its calls take the path that
+    # carries the client's answers
+    asks_client: bool = False
+
+    @model_validator(mode="after")
+    def _content_has_no_schema(self) -> PluginSpec:
+        if self.returns == "content" and self.output_schema is not None:
+            raise ValueError('a tool that returns "content" has no output_schema (its result is not structured)')
+        return self
 
     @field_validator("description")
     @classmethod

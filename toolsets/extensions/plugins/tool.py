@@ -44,7 +44,7 @@ class PluginTool(Tool):
         self.toolset = PLUGINS_TOOLSET
         self.hints = version.tool_spec.hints
         self.device = None
-        self.asks_client = False  # a plugin is handed no route to the client
+        self.asks_client = version.tool_spec.asks_client  # its calls then take the path that carries the answers
         self.function = self.run  # what a typed tool's function is to it (its module documents the toolset)
 
     @property

@@ -117,7 +117,7 @@ class PluginVersion:
         from toolsets.extensions.plugins.client_requests import ClientRequests
         from toolsets.extensions.plugins.nested import NestedCalls
 
-        client = ClientRequests(ctx)
+        client = ClientRequests(ctx, may_ask=self.spec.kind != "tool" or self.tool_spec.asks_client)
         send, receive = anyio.create_memory_object_stream[tuple[Any, ...]](PROGRESS_WAITING)
         put = _thread_safe_put(send)
         info = CallInfo(

@@ -19,7 +19,6 @@ def plugin_catalog(settings: Settings) -> PluginCatalog:
     checked, in the sandbox when the settings ask for one)."""
     from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
     from toolsets.profiles import reserved_tool_names
-
     from toolsets.views.prompt_catalog import PROMPTS
 
     catalog = PluginCatalog(reserved=reserved_tool_names, reserved_prompts=[prompt.name for prompt in PROMPTS])

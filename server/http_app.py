@@ -116,9 +116,18 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     # the bearer middleware guards the MCP endpoints (its 401 names each surface's metadata), not the SDK's
     main = deployment.mcp_server("member" if settings.auth_enabled else None)
     safe = deployment.mcp_server("notification-safe")
-    main_http = main.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
+    from server.sdk_compat import own_event_stores
+    from server.sse_replay import RETRY_MS, SessionEvents
+
+    main_http = main.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=guarded_by_the_app, retry_interval=RETRY_MS
+    )
     sse_routes, sse_transport = legacy_sse(main, SSE_PATH, MESSAGE_PATH, guarded_by_the_app)
-    safe_http = safe.streamable_http_app(streamable_http_path="/mcp", transport_security=guarded_by_the_app)
+    safe_http = safe.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=guarded_by_the_app, retry_interval=RETRY_MS
+    )
+    for surface in (main, safe):  # each session's SSE events kept for a client that reconnects (sse_replay.py)
+        own_event_stores(surface.session_manager, SessionEvents)
 
     async def healthz(request: Request) -> JSONResponse:
         report: dict[str, object] = {"status": "ok", "store": "ok", "redis": "not configured"}

@@ -327,3 +327,23 @@ def h11_protocol_with(limits: ConnectionLimits | None = None) -> type[asyncio.Pr
 def guarded_http_protocol(limits: ConnectionLimits) -> type[asyncio.Protocol]:
     """uvicorn's own choice of HTTP protocol (httptools when installed, else h11), held to `limits`."""
     return httptools_protocol_on(None, limits) or h11_protocol_with(limits)
+
+
+def own_event_stores(manager: StreamableHTTPSessionManager, store: Callable[[], Any]) -> None:
+    """Give each stateful session a resumability event store of its own (`store()`, server/sse_replay.py). The SDK
+    passes one store to every session's transport, where request ids (its stream ids) repeat across sessions; the
+    transports it makes in `_admit_session` get theirs here, on this manager instance only."""
+    admit = manager._admit_session
+
+    def admitted(requestor: Any) -> Any:
+        transport = admit(requestor)
+        if transport is not None:
+            transport._event_store = store()
+        return transport
+
+    manager._admit_session = admitted  # type: ignore[method-assign]  # this manager's instance only
+
+
+def event_store_of(transport: Any) -> Any:
+    """The session's own event store (`own_event_stores`), or None."""
+    return getattr(transport, "_event_store", None)

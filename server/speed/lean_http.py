@@ -56,12 +56,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary
 from mcp.server.runner import ServerRunner
 from mcp.server.session import ServerSession
-from mcp.server.streamable_http import REQUEST_CANCELLED, check_accept_headers
+from mcp.server.streamable_http import DEFAULT_NEGOTIATED_VERSION, REQUEST_CANCELLED, check_accept_headers
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import ErrorData, JSONRPCError, JSONRPCNotification
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, is_version_at_least
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -70,6 +70,7 @@ from server.protocol_era import is_modern
 from server.rpc_peek import PEEKED
 from server.sdk_compat import (
     connection_of,
+    event_store_of,
     hold_session,
     live_session,
     loop_dispatcher,
@@ -81,6 +82,7 @@ from server.sdk_compat import (
 from server.speed.lean_path import LeanPath
 from server.speed.plain_calls import plain_call
 from server.speed.sse_sender import HOLD_HEADERS_SECONDS, PING_SECONDS, ping_comment, sse_headers
+from server.sse_replay import RETRY_MS, sse_frame
 from server.wire_errors import WireErrors, wire_error
 
 if TYPE_CHECKING:
@@ -228,7 +230,7 @@ class LeanRequest:
             message = JSONRPCNotification(jsonrpc="2.0", method=method, params=dict(params))
         else:
             message = JSONRPCNotification(jsonrpc="2.0", method=method)
-        self.events.append(sse_event(message.model_dump_json(by_alias=True, exclude_unset=True).encode()))
+        self.events.append(message.model_dump_json(by_alias=True, exclude_unset=True).encode())
 
     async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> Any:
         if self._closed:
@@ -256,7 +258,7 @@ class _Unanswered:
     async def __call__(self) -> None:
         error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
         message = JSONRPCError(jsonrpc="2.0", id=self._request_id, error=error)
-        self._events.append(sse_event(message.model_dump_json(by_alias=True, exclude_unset=True).encode()))
+        self._events.append(message.model_dump_json(by_alias=True, exclude_unset=True).encode())
 
 
 class _Reply:
@@ -473,9 +475,31 @@ class LeanHttpCalls:
             finally:
                 timer.cancel()
                 reply.stop()
-            await reply.finish(dctx.events)
+            await reply.finish(framed(dctx.events, request_id, transport, header_version(scope)))
         finally:
             release_session(transport)
+
+
+def framed(events: list[bytes], request_id: int | str, transport: Any, version: str) -> list[bytes]:
+    """The messages' JSON as the SDK's transport sends them: with an event store, an id on each event, each kept for
+    a client that reconnects (server/sse_replay.py), after a priming event when the request's `version` header is
+    2025-11-25 or later."""
+    store = event_store_of(transport)
+    if store is None:
+        return [sse_event(data) for data in events]
+    frames = []
+    if is_version_at_least(version, "2025-11-25"):
+        frames.append(sse_frame(None, store.keep(request_id, None), RETRY_MS))
+    frames += [sse_frame(data, store.keep(request_id, data)) for data in events]
+    return frames
+
+
+def header_version(scope: Scope) -> str:
+    """The request's `MCP-Protocol-Version` header, or the version the SDK's transport assumes without one."""
+    for name, value in scope.get("headers") or ():
+        if name == b"mcp-protocol-version":
+            return str(value.decode("latin-1"))
+    return DEFAULT_NEGOTIATED_VERSION
 
 
 def _cancel_scope() -> anyio.CancelScope:
@@ -518,13 +542,13 @@ async def _run(
             if not dctx.cancelled() and not session.closed:
                 answered = True
                 answer = {"jsonrpc": "2.0", "id": request_id, "result": result}  # what `JSONRPCResponse` dumps
-                dctx.events.append(sse_event(pydantic_core.to_json(answer)))
+                dctx.events.append(pydantic_core.to_json(answer))
     except Exception as exc:
         error = wire_error(exc, "tools/call")
         if not dctx.cancelled() and not session.closed:
             answered = True
             message = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
-            dctx.events.append(sse_event(message.model_dump_json(by_alias=True, exclude_unset=True).encode()))
+            dctx.events.append(message.model_dump_json(by_alias=True, exclude_unset=True).encode())
     finally:
         session.calls.discard(scope)
     if not answered and not session.closed:  # the client cancelled it: the transport's hook answers it

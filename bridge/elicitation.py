@@ -24,6 +24,7 @@ from toolsets.core.errors import InputRequired
 logger = logging.getLogger("truloop.elicitation")
 
 _STATE_VERSION = 1
+OWN_KEYS = "truloop/"  # the server's own questions (confirmation, composing): answered only when asked
 
 
 class CannotAsk(Exception):  # noqa: N818
@@ -38,12 +39,22 @@ class McpAsker:
         self._ctx = context
         self.modern = modern
         self._answers: dict[str, dict[str, Any]] = {}
+        self._offered: dict[str, dict[str, Any]] = {}  # answers a first round carried unasked (plugin questions only)
         if self.modern:
             self._restore(context.request_state, context.input_responses)
 
     def _restore(self, sealed_state: str | None, responses: Any) -> None:
         if not sealed_state:
-            return  # a first round: any inputResponses sent with it are forged and ignored
+            # a first round: answers sent with it were never asked for. The server's own questions (confirmation,
+            # composing: keys under `truloop/`) ignore them; a plugin's questions (`ask_many`) may take them, as the
+            # client's word, like any input it sends
+            if isinstance(responses, dict):
+                self._offered = {
+                    str(key): _as_dict(value)
+                    for key, value in responses.items()
+                    if isinstance(key, str) and not key.startswith(OWN_KEYS) and value is not None
+                }
+            return
         try:
             state = json.loads(sealed_state)
             if state.get("v") != _STATE_VERSION:
@@ -120,6 +131,9 @@ class McpAsker:
         """The client's results for raw MCP requests by key (`{"method", "params"}`): a handshake-era client is asked
         in turn on its session; on 2026-07-28 the unanswered ones leave together as one `InputRequired`. Raises
         `CannotAsk` naming the capabilities the client did not declare (or that it refused)."""
+        for key in requests:
+            if key not in self._answers and key in self._offered:
+                self._answers[key] = self._offered[key]
         unanswered = {key: request for key, request in requests.items() if key not in self._answers}
         missing = self.missing([str(request.get("method")) for request in unanswered.values()])
         if missing:
@@ -133,9 +147,8 @@ class McpAsker:
         for key, request in unanswered.items():
             model = _request_model(request)
             try:
-                result = await self._ctx.session.send_request(
-                    model, RESULTS[model.method], metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id)
-                )
+                related = ServerMessageMetadata(related_request_id=self._ctx.request_id)
+                result = await self._ctx.session.send_request(model, RESULTS[model.method], metadata=related)
             except MCPError as exc:
                 logger.info("client refused %s %s: %s", model.method, key, exc.error.code)
                 raise CannotAsk(NEEDS[model.method]) from None

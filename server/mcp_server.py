@@ -120,6 +120,8 @@ class TruloopMCP(MCPServer):
         if deployment.plugins is not None:
             deployment.plugins.changes.subscribe(self.announce_plugin_change)
         low = lowlevel_of(self)
+        # 2026-07-28 `Mcp-Param-*` headers are checked against the called tool's `x-mcp-header` properties
+        low.get_tool_input_schema = self.tool_input_schema
         low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self.log.set_level)
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._tools_list)
         low.add_request_handler("resources/list", types.PaginatedRequestParams, self.resources.list)
@@ -177,6 +179,14 @@ class TruloopMCP(MCPServer):
                 self._connections.discard(connection)
         await subscriptions_of(self).publish(ToolsListChanged())
         await self.log.tools_changed()
+
+    def tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema of the caller's tool `name` (None: no such tool; the call itself says so)."""
+        try:
+            tool = self.front_door.toolset(self.surface.profile()).get(name)
+        except Exception:
+            return None
+        return tool.input_schema if tool is not None else None
 
     async def list_tools(self) -> list[types.Tool]:
         """The caller's whole list (what 2026-07-28 sessions see)."""

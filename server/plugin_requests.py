@@ -1,5 +1,7 @@
-"""`resources/read` and `prompts/get` of what plugins serve: the request's context (its caller and profile, its MCP
-client for the plugin's questions and log messages, progress) and the mapping of what went wrong to JSON-RPC errors.
+"""`resources/read` and `prompts/get` of plugins: the request's context, and what went wrong as JSON-RPC errors.
+
+The context holds the request's caller and profile, its MCP client (for the plugin's questions and log messages) and
+its progress.
 
 A question to a 2026-07-28 client comes back as the request's `InputRequiredResult` (the SDK seals its
 `requestState`); arguments or a URI that do not fit are -32602; a client that did not declare what a question needs

@@ -230,8 +230,9 @@ class Settings(BaseSettings):
     tools_dir: Annotated[
         Path | None,
         Source(
-            "folder of custom tool plugins (`*.py` defining `TOOL_SPEC` and `run`), reloaded within a second of a "
-            "change (see *Writing a plugin*)",
+            "folder of plugins: `*.py` files each serving a tool, a resource or a prompt (`TOOL_SPEC`, "
+            "`RESOURCE_SPEC` or `PROMPT_SPEC`, and `run`), reloaded within a second of a change "
+            "(see *Writing a plugin*)",
             flag="--tools-dir",
             env="TRULOOP_TOOLS_DIR",
             metavar="DIR",

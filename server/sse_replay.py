@@ -1,5 +1,6 @@
-"""Resumable SSE streams: each session keeps its recent events, so a client whose stream dropped reconnects with
-`Last-Event-ID` and gets what it missed (the SDK's resumability, SEP-1699).
+"""Resumable SSE streams: each session keeps its recent events for a client that reconnects with `Last-Event-ID`.
+
+A client whose stream dropped gets what it missed (the SDK's resumability, SEP-1699).
 
 Every POST's SSE stream (2025-11-25 and later) starts with a priming event (an id, empty data, and `retry`: how
 many milliseconds a client waits before reconnecting), and every event carries an id. The events are kept per

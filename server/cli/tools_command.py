@@ -99,7 +99,7 @@ async def _check(file: Path, settings: Settings) -> str:
     from toolsets.extensions.plugins.module import PluginImportError
     from toolsets.extensions.plugins.plugin_runner import PluginLoadError
     from toolsets.extensions.plugins.source import PluginSourceError
-    from toolsets.extensions.plugins.spec import PluginSpecError
+    from toolsets.extensions.plugins.spec_common import PluginSpecError
 
     catalog = plugin_catalog(settings)
     reason: str | None = None
@@ -116,6 +116,16 @@ async def _check(file: Path, settings: Settings) -> str:
     return f"{file}: ok: tool {spec.name!r}, version {version.version} (profiles: {', '.join(spec.profiles)})"
 
 
+def _shown(row: dict[str, Any]) -> str:
+    """A tool by its name; a resource (`resource notes://today`) or a prompt (`prompt greet`) by kind and address."""
+    kind = row.get("kind", "tool")
+    if kind == "resource":
+        return f"resource {row.get('uri') or row['name']}"
+    if kind == "prompt":
+        return f"prompt {row['name']}"
+    return str(row["name"])
+
+
 def _table(report: dict[str, Any]) -> str:
     lines = [f"plugins in {report['tools_dir']}:"]
     plugins = report["plugins"]
@@ -123,12 +133,13 @@ def _table(report: dict[str, Any]) -> str:
         lines.append("  (none loads as the files stand; a running server keeps serving the last version that loaded)")
     elif not plugins:
         lines.append("  (none)")
-    width = max([len(row["name"]) for row in plugins] + [4])
-    for row in plugins:
+    shown = [_shown(row) for row in plugins]
+    width = max([len(name) for name in shown] + [4])
+    for row, name in zip(plugins, shown, strict=True):
         label = f" (version label {row['label']})" if row.get("label") else ""
         route = "candidate (canary)" if row.get("candidate") else "stable"
         lines.append(
-            f"  {row['name']:<{width}}  {route:<18}  {row['version']}  {row['file']}  profiles: "
+            f"  {name:<{width}}  {route:<18}  {row['version']}  {row['file']}  profiles: "
             f"{', '.join(row['profiles'])}  timeout {row['timeout_s']:g} s{label}  sha256 {row['sha256']}"
         )
     if report["errors"]:

@@ -132,7 +132,7 @@ class ToolAuthoring:
         from toolsets.extensions.plugins.module import PluginImportError
         from toolsets.extensions.plugins.plugin_runner import PluginLoadError
         from toolsets.extensions.plugins.source import PluginSource, PluginSourceError
-        from toolsets.extensions.plugins.spec import PluginSpecError
+        from toolsets.extensions.plugins.spec_common import PluginSpecError
 
         version = PluginSource.version_of(data)
         try:

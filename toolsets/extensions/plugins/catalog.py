@@ -51,7 +51,8 @@ from toolsets.extensions.plugins.import_check import check_import
 from toolsets.extensions.plugins.module import PluginImportError, import_plugin, module_name
 from toolsets.extensions.plugins.plugin_runner import PluginLoadError, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource, PluginSourceError
-from toolsets.extensions.plugins.spec import PluginSpecError, parse_spec
+from toolsets.extensions.plugins.spec_common import PluginSpecError
+from toolsets.extensions.plugins.spec_kinds import parse_spec
 from toolsets.extensions.plugins.threads import PluginThreads
 from toolsets.extensions.plugins.version import PluginVersion
 from toolsets.infra.private_files import private_dir
@@ -59,7 +60,7 @@ from toolsets.infra.private_files import private_dir
 if TYPE_CHECKING:
     from toolsets.core.envelope import ToolResult
     from toolsets.extensions.plugins.sandboxed import PluginSandbox
-    from toolsets.extensions.plugins.spec import AnySpec
+    from toolsets.extensions.plugins.spec_kinds import AnySpec
     from toolsets.pipeline.canary.router import CanaryRouter
 
 OutcomeListener = Callable[[str, str, "ToolResult"], Awaitable[None]]  # (tool name, version that ran, envelope)

@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from toolsets.extensions.plugins.spec import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, some_profiles
+from toolsets.extensions.plugins.spec_common import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, some_profiles
 from toolsets.profile_names import ProfileName
 
 MAX_ARGUMENTS = 32

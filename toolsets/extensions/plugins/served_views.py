@@ -1,5 +1,6 @@
-"""What plugin resources, resource templates and prompts serve: listed per profile, read and got through the
-version that serves them, their results checked and put in MCP's shapes (plain JSON, no SDK).
+"""Plugin resources, resource templates and prompts: listed per profile, read and got, their results in MCP's shapes.
+
+Each is read or got through the version that serves it, and its result checked (plain JSON, no SDK).
 
 A resource's `run(params, context)` returns a `str` (text), `bytes` (binary), one `{"text": ...}` /
 `{"blob": <base64>}` dict (with optional `mime_type` / `mimeType` and `uri`) or a list of them. A prompt's

@@ -14,49 +14,26 @@ TOOL_SPEC = {
 }
 
 A file declares one of `TOOL_SPEC`, `RESOURCE_SPEC` (resource_spec.py) and `PROMPT_SPEC` (prompt_spec.py); which one
-it declares is its `kind`. `parse_spec` checks whichever it is.
+it declares is its `kind`. `spec_kinds.parse_spec` checks whichever it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolsets.core.annotations import ToolHints
-from toolsets.core.problems import describe
+from toolsets.extensions.plugins.spec_common import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, some_profiles
 from toolsets.profile_names import ProfileName
 
-if TYPE_CHECKING:
-    from typing import TypeAlias
-
-    from toolsets.extensions.plugins.prompt_spec import PromptSpec
-    from toolsets.extensions.plugins.resource_spec import ResourceSpec
-
-    AnySpec: TypeAlias = "PluginSpec | ResourceSpec | PromptSpec"
-
-DEFAULT_TIMEOUT_S = 30.0
-MAX_TIMEOUT_S = 600.0
 HINTS = {
     "readOnlyHint": "read_only",
     "destructiveHint": "destructive",
     "idempotentHint": "idempotent",
     "openWorldHint": "open_world",
 }
-
-
-def some_profiles(cls: Any, value: Any) -> Any:
-    """The `profiles` of any spec: a name or a list of names, at least one, each once."""
-    if isinstance(value, str):
-        value = [value]
-    if isinstance(value, list | tuple) and not value:
-        raise ValueError("name at least one profile: member, notification-safe or guest")
-    return tuple(dict.fromkeys(value)) if isinstance(value, list | tuple) else value
-
-
-class PluginSpecError(ValueError):
-    """The spec is not acceptable; the message names the key and what it expects."""
 
 
 class PluginSpec(BaseModel):
@@ -143,25 +120,3 @@ def check_object_schema(schema: Mapping[str, Any]) -> None:
     except SchemaError as exc:
         where = "/".join(str(part) for part in exc.path) or "the schema"
         raise ValueError(f"is not a valid JSON Schema ({where}: {exc.message})") from None
-
-
-SPEC_NAMES = {"tool": "TOOL_SPEC", "resource": "RESOURCE_SPEC", "prompt": "PROMPT_SPEC"}
-
-
-def parse_spec(raw: Mapping[str, Any]) -> AnySpec:
-    """The spec of whichever kind `raw` is (its `kind`, set by the loader from the variable the file defines)."""
-    from toolsets.extensions.plugins.prompt_spec import PromptSpec
-    from toolsets.extensions.plugins.resource_spec import ResourceSpec
-
-    kind = raw.get("kind", "tool")
-    models: dict[str, type[BaseModel]] = {"tool": PluginSpec, "resource": ResourceSpec, "prompt": PromptSpec}
-    model = models.get(str(kind), PluginSpec)
-    whole = SPEC_NAMES.get(str(kind), "TOOL_SPEC")
-    try:
-        return model.model_validate(dict(raw))  # type: ignore[return-value]  # one of the three models above
-    except ValidationError as exc:
-        described = describe(exc, whole=whole, limit=5)
-        if any(error["type"] == "extra_forbidden" for error in exc.errors()):
-            keys = ", ".join(name for name in model.model_fields if name != "kind")
-            described += f" ({whole} keys: {keys})"
-        raise PluginSpecError(f"invalid {whole}: {described}") from None

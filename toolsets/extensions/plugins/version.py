@@ -25,7 +25,8 @@ from toolsets.extensions.plugins.plugin_runner import CallInfo, PluginRunner
 from toolsets.extensions.plugins.source import PluginSource
 
 if TYPE_CHECKING:
-    from toolsets.extensions.plugins.spec import AnySpec, PluginSpec
+    from toolsets.extensions.plugins.spec import PluginSpec
+    from toolsets.extensions.plugins.spec_kinds import AnySpec
 
 logger = logging.getLogger("truloop.plugins")
 

@@ -550,3 +550,36 @@ async def test_a_client_that_walks_away_from_a_slow_call_leaves_the_session_usab
             assert after.messages[0]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
     assert fast[1].ids == [2, 3, 4]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text  # this process: the fast app
+
+
+async def replayed(side: Session, last_event_id: str) -> list[dict[str, Any]]:
+    """The messages a GET with `Last-Event-ID` replays (read until the first one, or a second)."""
+    sent = {**headers(side.bearer, side.id), "Accept": "text/event-stream", "Last-Event-ID": last_event_id}
+    found: list[dict[str, Any]] = []
+    with anyio.move_on_after(2):
+        async with side.http.stream("GET", "/mcp", headers=sent) as stream:
+            assert stream.status_code == 200
+            async for line in stream.aiter_lines():
+                if line.startswith("data: ") and line[6:].strip():
+                    found.append(json.loads(line[6:]))
+                    break
+    return found
+
+
+@pytest.mark.parametrize("tool", [DAY, {"name": "slow_echo", "arguments": {"sleep": 0}}], ids=["builtin", "plugin"])
+async def test_a_reconnecting_client_gets_what_its_stream_missed(
+    fast: tuple[str, Counted], plain: str, tool: dict[str, Any]
+) -> None:
+    """Every POST stream starts with a priming event (an id, `retry`); a GET with `Last-Event-ID` replays the events
+    after it, on the lean path and the SDK's alike, and an id from another session replays nothing."""
+    call = rpc(41, "tools/call", tool)
+    async with both(fast, plain, "alice") as sides, session(fast[0], token(sub="alice")) as other:
+        for side in sides:
+            answer = await side.post(call)
+            priming = answer.raw.split(b"\r\n\r\n")[0].decode()
+            assert priming.startswith("id: ") and priming.endswith("retry: 1000"), answer.raw
+            event_id = priming.split("\r\n")[0][4:]
+            again = await replayed(side, event_id)
+            assert [m.get("id") for m in again] == [41] and again[0]["result"] == answer.messages[0]["result"]
+        assert await replayed(other, event_id) == []
+    assert fast[1].ids.count(41) == 1  # the lean path answered (and kept) the call on the fast server

@@ -10,17 +10,14 @@ missing, unknown or malformed, an unknown prompt, or an event the caller cannot 
 
 from __future__ import annotations
 
-import logging
-import weakref
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import mcp.types as types
 from mcp.server.subscriptions import PromptsListChanged
 from mcp.shared.exceptions import MCPError
 
-from server.protocol_era import is_modern
-from server.sdk_compat import connection_of, subscriptions_of
+from server.listing_sessions import ListingSessions
+from server.sdk_compat import subscriptions_of
 from toolsets.views.prompt_catalog import PromptArgumentsError, check_arguments, find_prompt, prompts_for, render
 
 if TYPE_CHECKING:
@@ -30,22 +27,16 @@ if TYPE_CHECKING:
     from server.resources import ResourceFront
 
 
-logger = logging.getLogger("truloop.server")
-ANNOUNCE_SECONDS = 2.0
-
-
 class PromptFront:
     def __init__(self, server: TruloopMCP, resources: ResourceFront) -> None:
         self._server = server
         self._resources = resources
-        self._listing: weakref.WeakSet[Any] = weakref.WeakSet()  # handshake-era sessions that listed prompts
+        self._listing = ListingSessions("prompts")
 
     async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
         scope = self._resources.scope()
-        if self._server.stdio_session is None and not is_modern(ctx.protocol_version):
-            connection = connection_of(ctx.session)
-            if connection is not None:
-                self._listing.add(connection)
+        if self._server.stdio_session is None:  # (a stdio session hears it from its lean front)
+            self._listing.remember(ctx)
         found: list[Any] = [*prompts_for(scope)]
         plugins = self._resources.plugins
         if plugins is not None:
@@ -67,13 +58,7 @@ class PromptFront:
 
     async def announce_changed(self) -> None:
         """Plugins changed the prompts: the handshake-era sessions that listed them, and 2026-07-28 listeners."""
-        for connection in list(self._listing):
-            try:
-                with anyio.move_on_after(ANNOUNCE_SECONDS):
-                    await connection.send_prompt_list_changed()
-            except Exception:
-                logger.debug("could not send prompts/list_changed to a session", exc_info=True)
-                self._listing.discard(connection)
+        await self._listing.tell(lambda connection: connection.send_prompt_list_changed())
         await subscriptions_of(self._server).publish(PromptsListChanged())
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:

@@ -18,13 +18,12 @@ import weakref
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import anyio
 import mcp.types as types
 from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
+from server.listing_sessions import ListingSessions
 from server.plugin_requests import PluginRequests
-from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
 from toolsets.views.changes import ResourceChange
 from toolsets.views.resource_views import ResourceCatalog, UnknownResourceError
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("truloop.resources")
 
 MAX_LISTEN_STREAMS = 1024
-ANNOUNCE_SECONDS = 2.0  # a session that does not read holds up no one else
 # `resources/subscribe`: at most this many URIs per session (docs/security.md, per-user caps; docs/hosts.md);
 # past it a new URI is refused with -32602 (re-subscribing to one already held is fine), unsubscribe frees one
 MAX_SUBSCRIPTIONS_PER_SESSION = 100
@@ -73,7 +71,7 @@ class ResourceFront:
         self._bus = bus
         # handshake-era sessions -> (the caller's user id, the URIs it subscribed to)
         self._subscribed: weakref.WeakKeyDictionary[Any, tuple[str, set[str]]] = weakref.WeakKeyDictionary()
-        self._listing: weakref.WeakSet[Any] = weakref.WeakSet()  # handshake-era sessions that listed resources
+        self._listing = ListingSessions("resources")  # handshake-era sessions that listed resources
         self._listening = 0  # open 2026-07-28 listen streams
         self._listening_documents = 0  # ... of which subscribed to documents
         changes.subscribe(self.changed)
@@ -198,10 +196,8 @@ class ResourceFront:
 
     def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
         """A handshake-era session that listed resources: told when plugins change the list."""
-        if self._server.stdio_session is None and not is_modern(ctx.protocol_version):
-            connection = connection_of(ctx.session)
-            if connection is not None:
-                self._listing.add(connection)
+        if self._server.stdio_session is None:  # (a stdio session hears it from its lean front)
+            self._listing.remember(ctx)
 
     async def plugins_changed(self, updated: tuple[str, ...], *, listed: bool) -> None:
         """Plugin files changed: the sessions subscribed to a resource served by a new version hear it was updated;
@@ -209,13 +205,7 @@ class ResourceFront:
         if updated:
             await self.changed(ResourceChange(tuple(updated)))
         if listed:
-            for connection in list(self._listing):
-                try:
-                    with anyio.move_on_after(ANNOUNCE_SECONDS):
-                        await connection.send_resource_list_changed()
-                except Exception:
-                    logger.debug("could not send resources/list_changed to a session", exc_info=True)
-                    self._listing.discard(connection)
+            await self._listing.tell(lambda connection: connection.send_resource_list_changed())
             await self._bus.publish(ResourcesListChanged())
 
     async def changed(self, change: ResourceChange) -> None:

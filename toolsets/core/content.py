@@ -37,26 +37,24 @@ class TextBlock(_Block):
     text: str
 
 
-class ImageBlock(_Block):
+class _MediaBlock(_Block):
+    """Base64 `data` of a `mimeType`."""
+
+    data: str
+    mime_type: str = Field(alias="mimeType", pattern=MIME)
+
+    @field_validator("data")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        return checked_base64(value)
+
+
+class ImageBlock(_MediaBlock):
     type: Literal["image"]
-    data: str
-    mime_type: str = Field(alias="mimeType", pattern=MIME)
-
-    @field_validator("data")
-    @classmethod
-    def _base64(cls, value: str) -> str:
-        return checked_base64(value)
 
 
-class AudioBlock(_Block):
+class AudioBlock(_MediaBlock):
     type: Literal["audio"]
-    data: str
-    mime_type: str = Field(alias="mimeType", pattern=MIME)
-
-    @field_validator("data")
-    @classmethod
-    def _base64(cls, value: str) -> str:
-        return checked_base64(value)
 
 
 class ResourceContents(BaseModel):

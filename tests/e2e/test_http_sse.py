@@ -231,7 +231,11 @@ async def test_a_call_is_one_event_with_the_sdks_headers_on_a_reusable_connectio
             assert answered.headers["x-accel-buffering"] == "no"
             assert answered.headers["mcp-session-id"] == session
             assert "server" not in answered.headers  # no banner
-            assert answered.content.startswith(b"event: message\r\ndata: ") and answered.content.endswith(b"\r\n\r\n")
+            # its priming event (an id, empty data, `retry`: the stream can be resumed), then the answer with its id
+            priming, event = answered.content.split(b"\r\n\r\n")[:2]
+            assert priming.startswith(b"id: ") and priming.endswith(b"\r\ndata: \r\nretry: 1000")
+            assert event.startswith(b"id: ") and b"\r\nevent: message\r\ndata: " in event
+            assert answered.content.endswith(b"\r\n\r\n")
             (message,) = data_of(answered.content)
             assert message["id"] == request_id and message["result"]["structuredContent"]["day_of_week"] == "Tuesday"
 
@@ -244,7 +248,7 @@ async def test_a_client_that_walks_away_from_a_call_leaves_the_session_usable(se
             async with http.stream("POST", "/mcp", json=call, headers=raw_headers(bearer, session)) as stream:
                 assert stream.status_code == 200
                 async for line in stream.aiter_lines():
-                    if line.startswith("data:"):
+                    if line.startswith("data:") and line[5:].strip():  # (not the priming event)
                         assert json.loads(line[5:])["method"] == "elicitation/create"
                         break  # and leave without answering: the connection is closed under the stream
         day = rpc(3, "tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})

@@ -463,7 +463,7 @@ async def test_a_list_change_reaches_the_sessions_standalone_stream(fast: tuple[
                 assert (await side.post(load)).messages[0]["result"]["isError"] is False
                 with anyio.fail_after(10):
                     async for line in listening.aiter_lines():
-                        if line.startswith("data: "):
+                        if line.startswith("data: ") and line[6:].strip():  # (not the priming event)
                             heard.append(json.loads(line[6:]))
                             break
     assert heard == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}] * 2

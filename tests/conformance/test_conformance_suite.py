@@ -1,5 +1,6 @@
 """The official MCP conformance harness against `truloop-mcp --transport http`: `bash scripts/conformance.sh --all`
-runs its whole server suite twice (speed paths on, then `TRULOOP_FAST_PATHS=0`), with
+runs its whole server suite with the speed paths on and off (`TRULOOP_FAST_PATHS=0`), each at the harness's own
+versions and at 2026-07-28, with
 `tests/conformance/expected_failures.yaml` as the harness's baseline, and must exit 0.
 
 Node 22 and the harness are installed with npm into a temporary cache (npm's own cache and HOME temporary too),

@@ -36,8 +36,9 @@ class ClientRequests:
     made: int = field(default=0)
 
     def capabilities(self) -> dict[str, Any]:
+        """What the client declared; nothing for a tool that does not ask (its calls never look: that costs)."""
         port = self.ctx.client
-        return dict(port.capabilities()) if port is not None else {}
+        return dict(port.capabilities()) if port is not None and self.may_ask else {}
 
     async def ask(self, requests: Any) -> dict[str, Any]:
         problem = _problem(requests)

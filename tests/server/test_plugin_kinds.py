@@ -153,6 +153,7 @@ async def test_each_kind_is_listed_read_got_and_completed(tmp_path: Path, mode: 
     assert unknown.value.error.code == types.INVALID_PARAMS
 
 
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")  # the handshake era's way, on purpose
 async def test_hot_reload_tells_the_sessions_that_should_hear(tmp_path: Path) -> None:
     tools = folder(tmp_path, today=RESOURCE, greet=PROMPT)
     subscribed, lister, bystander = Heard(), Heard(), Heard()

@@ -1,0 +1,98 @@
+"""MCP tasks' state, in memory and on the real Redis alike: scoped to the caller who made a task, final once
+finished, gone when its TTL runs out, listed a page at a time, bounded per user, and shared by two replicas."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import pytest
+
+from bridge import task_store
+from bridge.task_store import InMemoryTaskStore, RedisTaskStore, TaskLimitError, TaskRecord
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request: pytest.FixtureRequest) -> Any:
+    if request.param == "memory":
+        return InMemoryTaskStore()
+    url = request.getfixturevalue("redis_url")
+    return RedisTaskStore(url, prefix=request.getfixturevalue("redis_prefix"))
+
+
+def done(record: TaskRecord) -> TaskRecord:
+    return record.model_copy(update={"status": "completed", "result": {"content": [], "isError": False}})
+
+
+async def test_a_task_is_its_callers_only_and_final_once_finished(store: Any) -> None:
+    made = await store.create(TaskRecord(owner="alice", tool="get_calendar_events", ttl_ms=60_000))
+    assert (await store.get("alice", made.task_id)) == made
+    assert await store.get("bob", made.task_id) is None  # another user: not found, as for no task at all
+    assert await store.change("bob", made.task_id, done) is None
+    asked = await store.change(
+        "alice", made.task_id, lambda r: r.model_copy(update={"status": "input_required", "input_requests": {"a": 1}})
+    )
+    assert asked is not None and asked.status == "input_required" and asked.updated_ms >= made.updated_ms
+    finished = await store.change("alice", made.task_id, done)
+    assert finished is not None and finished.status == "completed"
+    revived = await store.change("alice", made.task_id, lambda r: r.model_copy(update={"status": "working"}))
+    assert revived is not None and revived.status == "completed"  # a finished task stays finished
+    cancelled = await store.change("alice", made.task_id, lambda r: r.model_copy(update={"status": "cancelled"}))
+    assert cancelled is not None and cancelled.status == "completed"
+    assert await store.get("alice", "no-such-task") is None
+
+
+async def test_a_task_is_gone_when_its_ttl_runs_out(store: Any) -> None:
+    made = await store.create(TaskRecord(owner="alice", tool="t", ttl_ms=300))
+    assert await store.get("alice", made.task_id) is not None
+    await anyio.sleep(0.5)
+    assert await store.get("alice", made.task_id) is None
+    assert await store.change("alice", made.task_id, done) is None
+    assert (await store.list("alice", None, 10))[0] == []
+
+
+async def test_the_list_pages_oldest_first_and_holds_only_the_callers(store: Any) -> None:
+    now = int(time.time() * 1000)
+    for n in range(5):
+        await store.create(TaskRecord(owner="alice", tool=f"t{n}", ttl_ms=60_000, created_ms=now + n))
+    await store.create(TaskRecord(owner="bob", tool="theirs", ttl_ms=60_000))
+    first, cursor = await store.list("alice", None, 2)
+    second, cursor2 = await store.list("alice", cursor, 2)
+    third, end = await store.list("alice", cursor2, 2)
+    assert [r.tool for r in first + second + third] == ["t0", "t1", "t2", "t3", "t4"] and end is None
+    with pytest.raises(ValueError):
+        await store.list("alice", "not-a-cursor", 2)
+
+
+async def test_a_user_has_a_bounded_number_of_live_tasks(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(task_store, "MAX_TASKS_PER_USER", 3)
+    for _ in range(3):
+        await store.create(TaskRecord(owner="alice", tool="t", ttl_ms=60_000))
+    with pytest.raises(TaskLimitError):
+        await store.create(TaskRecord(owner="alice", tool="t", ttl_ms=60_000))
+    await store.create(TaskRecord(owner="bob", tool="t", ttl_ms=60_000))  # someone else is not held back
+
+
+async def test_two_replicas_share_a_task_and_race_to_finish_it_once(redis_url: str, redis_prefix: str) -> None:
+    a, b = RedisTaskStore(redis_url, prefix=redis_prefix), RedisTaskStore(redis_url, prefix=redis_prefix)
+    made = await a.create(TaskRecord(owner="alice", tool="get_calendar_events", ttl_ms=60_000))
+    seen = await b.get("alice", made.task_id)
+    assert seen == made
+    outcomes: list[str] = []
+
+    async def finish(store: RedisTaskStore, status: str) -> None:
+        after = await store.change(
+            "alice", made.task_id, lambda r: r.model_copy(update={"status": status}) if not r.terminal else None
+        )
+        assert after is not None
+        outcomes.append(after.status)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(finish, a, "completed")
+        tg.start_soon(finish, b, "cancelled")
+    final = await a.get("alice", made.task_id)
+    assert final is not None and final.status in ("completed", "cancelled")
+    assert outcomes.count(final.status) == 2  # whoever came second saw the first one's finish, and kept it

@@ -113,7 +113,9 @@ async def _check(file: Path, settings: Settings) -> str:
     if reason is not None:  # outside the task group: SystemExit must not travel through it
         _fail(f"tools check: {file}: {reason}", CHECK_FAILED)
     spec = version.spec
-    return f"{file}: ok: tool {spec.name!r}, version {version.version} (profiles: {', '.join(spec.profiles)})"
+    what = _shown({"kind": spec.kind, "name": spec.name, "uri": spec.key}) if spec.kind != "tool" else repr(spec.name)
+    kind = "tool " if spec.kind == "tool" else ""
+    return f"{file}: ok: {kind}{what}, version {version.version} (profiles: {', '.join(spec.profiles)})"
 
 
 def _shown(row: dict[str, Any]) -> str:

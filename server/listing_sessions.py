@@ -15,6 +15,8 @@ from server.sdk_compat import connection_of
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from server.mcp_server import TruloopMCP
+
 logger = logging.getLogger("truloop.server")
 
 ANNOUNCE_SECONDS = 2.0  # a session that does not read holds up no one else
@@ -23,12 +25,14 @@ ANNOUNCE_SECONDS = 2.0  # a session that does not read holds up no one else
 class ListingSessions:
     """Held weakly: a session that is gone is forgotten without being told."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, server: TruloopMCP) -> None:
         self.what = what  # for the log: "resources", "prompts"
+        self._server = server
         self._sessions: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        if not is_modern(ctx.protocol_version):
+        # a stdio process's one session hears of list changes from its lean front (server/stdio/session.py)
+        if self._server.stdio_session is None and not is_modern(ctx.protocol_version):
             connection = connection_of(ctx.session)
             if connection is not None:
                 self._sessions.add(connection)

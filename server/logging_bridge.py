@@ -78,15 +78,8 @@ class LogBridge:
         return self._made
 
     def masked(self, data: Any) -> Any:
-        """`data` with every string masked as audit lines are (tokens, keys, e-mail addresses, phone numbers)."""
-        masker = self._masker
-        if isinstance(data, str):
-            return masker.text(data)
-        if isinstance(data, dict):
-            return {str(key): self.masked(value) for key, value in list(data.items())[:100]}
-        if isinstance(data, list):
-            return [self.masked(value) for value in data[:100]]
-        return data
+        """`data` masked as audit lines are (tokens, keys, e-mail addresses, phone numbers, secret-named fields)."""
+        return self._masker.value(data)
 
     def level_of(self, connection: Any, default: str = DEFAULT_LEVEL) -> str:
         """The level `connection` asked for, or `default` when it never set one."""

@@ -31,12 +31,11 @@ class PromptFront:
     def __init__(self, server: TruloopMCP, resources: ResourceFront) -> None:
         self._server = server
         self._resources = resources
-        self._listing = ListingSessions("prompts")
+        self._listing = ListingSessions("prompts", server)
 
     async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
         scope = self._resources.scope()
-        if self._server.stdio_session is None:  # (a stdio session hears it from its lean front)
-            self._listing.remember(ctx)
+        self._listing.remember(ctx)
         found: list[Any] = [*prompts_for(scope)]
         plugins = self._resources.plugins
         if plugins is not None:

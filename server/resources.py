@@ -71,7 +71,7 @@ class ResourceFront:
         self._bus = bus
         # handshake-era sessions -> (the caller's user id, the URIs it subscribed to)
         self._subscribed: weakref.WeakKeyDictionary[Any, tuple[str, set[str]]] = weakref.WeakKeyDictionary()
-        self._listing = ListingSessions("resources")  # handshake-era sessions that listed resources
+        self._listing = ListingSessions("resources", server)  # handshake-era sessions that listed resources
         self._listening = 0  # open 2026-07-28 listen streams
         self._listening_documents = 0  # ... of which subscribed to documents
         changes.subscribe(self.changed)
@@ -87,7 +87,7 @@ class ResourceFront:
 
     async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
         scope = self.scope()
-        self._remember(ctx)
+        self._listing.remember(ctx)
         found: list[Any] = [*await self.catalog.resources(scope)]
         if self.plugins is not None:
             found.extend(self.plugins.resources(scope.profile))
@@ -97,7 +97,7 @@ class ResourceFront:
 
     async def templates(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
         scope = self.scope()
-        self._remember(ctx)
+        self._listing.remember(ctx)
         found: list[Any] = [*self.catalog.templates(scope)]
         if self.plugins is not None:
             found.extend(self.plugins.templates(scope.profile))
@@ -112,10 +112,9 @@ class ResourceFront:
     async def read(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
         uri = checked_uri(params)
         scope = self.scope()
-        found = self.plugins.find(uri, scope.profile) if self.plugins is not None else None
-        if found is not None:
-            plugins = self.plugins
-            assert plugins is not None
+        plugins = self.plugins
+        found = plugins.find(uri, scope.profile) if plugins is not None else None
+        if plugins is not None and found is not None:
             call = plugins.read(found, uri, self.requests.context(ctx, params))
             contents = await self.requests.answer(found.spec.name, call)
             if isinstance(contents, list):
@@ -194,19 +193,12 @@ class ResourceFront:
             return True
         return any(uri.startswith(DOC_PREFIX) for _, uris in list(self._subscribed.values()) for uri in uris)
 
-    def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        """A handshake-era session that listed resources: told when plugins change the list."""
-        if self._server.stdio_session is None:  # (a stdio session hears it from its lean front)
-            self._listing.remember(ctx)
-
     async def plugins_changed(self, updated: tuple[str, ...], *, listed: bool) -> None:
         """Plugin files changed: the sessions subscribed to a resource served by a new version hear it was updated;
         with `listed`, the resource list changed (sessions that listed resources, and 2026-07-28 listeners)."""
-        if updated:
-            await self.changed(ResourceChange(tuple(updated)))
+        await self.changed(ResourceChange(tuple(updated), listed=listed))
         if listed:
             await self._listing.tell(lambda connection: connection.send_resource_list_changed())
-            await self._bus.publish(ResourcesListChanged())
 
     async def changed(self, change: ResourceChange) -> None:
         """Tell the sessions subscribed to what changed (handshake era), and the listen streams (2026-07-28)."""

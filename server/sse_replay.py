@@ -67,14 +67,15 @@ class SessionEvents(EventStore):
         return stream_id
 
 
+_EVENT_HEAD = b"event: message\r\ndata: "
+_EVENT_TAIL = b"\r\n\r\n"
+
+
 def sse_frame(data: bytes | None, event_id: str | None = None, retry_ms: int | None = None) -> bytes:
-    """One SSE event as sse-starlette frames it: `id`, `event: message` and `data` (a priming event: empty data
-    and `retry`)."""
-    parts = [] if event_id is None else [b"id: " + event_id.encode()]
-    if data is None:
-        parts.append(b"data: ")
-        if retry_ms is not None:
-            parts.append(b"retry: %d" % retry_ms)
-    else:
-        parts += [b"event: message", b"data: " + data]
-    return b"\r\n".join(parts) + b"\r\n\r\n"
+    """One SSE event as sse-starlette frames it (the SDK's transport sends it so): `id`, `event: message` and the
+    message's JSON on one `data` line; a priming event (`data` None): `id`, empty data and `retry`."""
+    head = b"" if event_id is None else b"id: " + event_id.encode() + b"\r\n"
+    if data is not None:
+        return head + _EVENT_HEAD + data + _EVENT_TAIL
+    retry = b"" if retry_ms is None else b"\r\nretry: %d" % retry_ms
+    return head + b"data: " + retry + _EVENT_TAIL

@@ -96,14 +96,7 @@ logger = logging.getLogger("truloop.http")
 _HANDSHAKE_VERSIONS = frozenset(version.encode("latin-1") for version in HANDSHAKE_PROTOCOL_VERSIONS)
 # what the SDK's dispatcher builds for a message its streamable-HTTP transport framed with SSE responses on
 _TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=True)
-_EVENT_HEAD = b"event: message\r\ndata: "
-_EVENT_TAIL = b"\r\n\r\n"
 _REMEMBERED = 64  # verdicts kept on Accept and Content-Type values (a host sends the same one or two)
-
-
-def sse_event(data: bytes) -> bytes:
-    """One message as the SSE event the SDK's transport frames it in (`event: message`, its JSON on one line)."""
-    return _EVENT_HEAD + data + _EVENT_TAIL
 
 
 class LeanSession:
@@ -395,15 +388,16 @@ class LeanHttpCalls:
         if scope["type"] == "http" and scope["method"] == "POST":
             endpoint = self._endpoints.get(scope["path"])
             if endpoint is not None:
-                session_id = self._session_of(scope)
+                session_id, version = self._session_of(scope)
                 manager = endpoint.manager if session_id is not None else None
                 if session_id is not None and manager is not None:
-                    await self._serve(endpoint, manager, session_id, scope, receive, send)
+                    await self._serve(endpoint, manager, session_id, version, scope, receive, send)
                     return
         await self.app(scope, receive, send)
 
-    def _session_of(self, scope: Scope) -> str | None:
-        """The session id of a POST whose headers the SDK would take for a handshake-era request on a session."""
+    def _session_of(self, scope: Scope) -> tuple[str | None, str]:
+        """The session id of a POST whose headers the SDK would take for a handshake-era request on a session (else
+        None), and the request's `MCP-Protocol-Version` (the version the SDK's transport assumes without one)."""
         session = version = accept = content_type = None
         for name, value in scope["headers"]:  # the first of each, as the SDK reads them
             if name == b"mcp-session-id":
@@ -418,12 +412,12 @@ class LeanHttpCalls:
             elif name == b"content-type" and content_type is None:
                 content_type = value
         if session is None or accept is None or content_type is None:
-            return None
+            return None, ""
         if version is not None and version not in _HANDSHAKE_VERSIONS:
-            return None
+            return None, ""
         if not self._accepts_both(accept) or not self._is_json(content_type):
-            return None
-        return session.decode("latin-1")
+            return None, ""
+        return session.decode("latin-1"), DEFAULT_NEGOTIATED_VERSION if version is None else version.decode("latin-1")
 
     def _accepts_both(self, value: bytes) -> bool:
         """`Accept` names JSON and SSE (the SDK's own check, `check_accept_headers`)."""
@@ -452,6 +446,7 @@ class LeanHttpCalls:
         endpoint: _Endpoint,
         manager: StreamableHTTPSessionManager,
         session_id: str,
+        version: str,
         scope: Scope,
         receive: Receive,
         send: Send,
@@ -475,7 +470,7 @@ class LeanHttpCalls:
             finally:
                 timer.cancel()
                 reply.stop()
-            await reply.finish(framed(dctx.events, request_id, transport, header_version(scope)))
+            await reply.finish(framed(dctx.events, request_id, transport, version))
         finally:
             release_session(transport)
 
@@ -486,20 +481,12 @@ def framed(events: list[bytes], request_id: int | str, transport: Any, version: 
     2025-11-25 or later."""
     store = event_store_of(transport)
     if store is None:
-        return [sse_event(data) for data in events]
+        return [sse_frame(data) for data in events]
     frames = []
     if is_version_at_least(version, "2025-11-25"):
         frames.append(sse_frame(None, store.keep(request_id, None), RETRY_MS))
     frames += [sse_frame(data, store.keep(request_id, data)) for data in events]
     return frames
-
-
-def header_version(scope: Scope) -> str:
-    """The request's `MCP-Protocol-Version` header, or the version the SDK's transport assumes without one."""
-    for name, value in scope.get("headers") or ():
-        if name == b"mcp-protocol-version":
-            return str(value.decode("latin-1"))
-    return DEFAULT_NEGOTIATED_VERSION
 
 
 def _cancel_scope() -> anyio.CancelScope:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolsets.core.content import ContentBlock, ResourceContents
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.problems import describe
+from toolsets.extensions.plugins.spec_common import offered
 from toolsets.extensions.plugins.tool import json_value
 
 if TYPE_CHECKING:
@@ -53,13 +54,6 @@ class FoundResource:
     @property
     def spec(self) -> ResourceSpec:
         return self.version.spec  # type: ignore[return-value]  # only resource versions are found
-
-
-def offered(profiles: tuple[str, ...], profile: str) -> bool:
-    """As for plugin tools: notification-safe is a part of member."""
-    if profile == "member":
-        return "member" in profiles or "notification-safe" in profiles
-    return profile in profiles
 
 
 class PluginViews:

@@ -18,6 +18,7 @@ from toolsets.core.content import content_of
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import ErrorCode, ToolError, ToolInputError
 from toolsets.core.tool import Tool
+from toolsets.extensions.plugins.spec_common import offered
 
 if TYPE_CHECKING:
     from toolsets.extensions.plugins.version import PluginVersion
@@ -119,11 +120,7 @@ def is_plugin(tool: Tool) -> bool:
 
 def offered_to(tool: Tool, profile: str) -> bool:
     """A plugin asks for its profiles; notification-safe is a part of member, so it implies member."""
-    if not isinstance(tool, PluginTool):
-        return False
-    if profile == "member":
-        return "member" in tool.profiles or "notification-safe" in tool.profiles
-    return profile in tool.profiles
+    return isinstance(tool, PluginTool) and offered(tool.profiles, profile)
 
 
 def json_value(value: Any, name: str) -> Any:

@@ -249,7 +249,7 @@ class TruloopMCP(MCPServer):
             self._remember(session)
             self.log.remember(request)
         started = time.monotonic()
-        ports = LoggedPorts(self.log, request, context, self.bridge, timeout=self.deferred_timeout, stdio=self.stdio)
+        ports = self.ports(request, context)
         ctx: ToolContext[Any] = door.context_for(
             caller,
             profile,
@@ -266,6 +266,16 @@ class TruloopMCP(MCPServer):
             await session.send_tool_list_changed()
         await self.log.tool_outcome(request, name, outcome, started)
         return outcome
+
+    def ports(self, request: ServerRequestContext[Any, Any], context: Callable[[], Context]) -> LoggedPorts:
+        """One request's ports to the client and the device (`context` makes the SDK's `Context` when first needed)."""
+        return LoggedPorts(self.log, request, context, self.bridge, timeout=self.deferred_timeout, stdio=self.stdio)
+
+    def sdk_context(self, request: ServerRequestContext[Any, Any], params: Any) -> Context:
+        """The SDK's `Context` of one request (`params`: its validated params, which carry its 2026-07-28 answers)."""
+        return Context(
+            request_context=request, mcp_server=self, input_params=params, subscriptions=subscriptions_of(self)
+        )
 
     def request_info(self, request: ServerRequestContext[Any, Any], profile: str) -> RequestInfo:
         headers = getattr(request.request, "headers", None) or {}

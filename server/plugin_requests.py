@@ -15,11 +15,8 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
-from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 
-from server.logging_bridge import LoggedPorts
-from server.sdk_compat import subscriptions_of
 from toolsets.core.call import envelope_of
 from toolsets.core.envelope import ToolErr
 from toolsets.core.errors import ErrorCode, InputRequired
@@ -44,14 +41,7 @@ class PluginRequests:
         server = self._server
         caller, profile = server.surface.resolve()
 
-        def sdk_context() -> Context:
-            return Context(
-                request_context=request, mcp_server=server, input_params=params, subscriptions=subscriptions_of(server)
-            )
-
-        ports = LoggedPorts(
-            server.log, request, sdk_context, server.bridge, timeout=server.deferred_timeout, stdio=server.stdio
-        )
+        ports = server.ports(request, lambda: server.sdk_context(request, params))
         return server.front_door.context_for(
             caller,
             profile,

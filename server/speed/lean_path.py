@@ -33,7 +33,7 @@ from mcp.server.mcpserver import Context
 from mcp_types.methods import validate_client_request
 
 from server.protocol_era import is_modern
-from server.sdk_compat import connection_of, subscriptions_of
+from server.sdk_compat import connection_of
 from server.speed.per_list import PerToolList
 from server.speed.plain_calls import plain_call
 
@@ -72,9 +72,8 @@ class LeanPath:
         server = self._server
 
         def context() -> Context:
-            params = types.CallToolRequestParams.model_validate(request.params, by_name=False)
-            return Context(
-                request_context=request, mcp_server=server, input_params=params, subscriptions=subscriptions_of(server)
+            return server.sdk_context(
+                request, types.CallToolRequestParams.model_validate(request.params, by_name=False)
             )
 
         from server.wire_forms import call_result

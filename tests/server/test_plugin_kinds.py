@@ -321,3 +321,32 @@ async def test_every_kind_and_the_client_work_in_a_worker_process(tmp_path: Path
     assert "asking the user" in [log if isinstance(log, str) else log.get("message") for log in logs]
     assert dot.contents[0].blob == "iVBORw=="  # type: ignore[union-attr]
     assert greeting.messages[0].content.text == "Hello, Bob!"  # type: ignore[union-attr]
+
+
+ASYNC_ASKING = """
+TOOL_SPEC = {"name": "ask_async", "description": "Asks from async code.", "asks_client": True,
+             "input_schema": {"type": "object", "properties": {}}}
+
+async def run(input_data, context):
+    answer = await context.elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+    roots = await context.list_roots()
+    both = await context.ask({"n": {"method": "roots/list", "params": {}}})
+    return {"name": answer["content"]["name"], "roots": len(roots), "keys": sorted(both)}
+"""
+
+
+@MODES
+async def test_async_code_awaits_the_clients_answers(tmp_path: Path, mode: str) -> None:
+    tools = folder(tmp_path, ask_async=ASYNC_ASKING)
+
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work", name="work")])  # type: ignore[arg-type]
+
+    async with (
+        serving(tools, tmp_path / "data") as server,
+        Client(
+            server, mode=mode, elicitation_callback=answering("accept", {"name": "지우"}), list_roots_callback=roots
+        ) as client,  # fmt: skip
+    ):
+        result = await client.call_tool("ask_async", {})
+    assert result.structured_content == {"name": "지우", "roots": 1, "keys": ["n"]}, result.content

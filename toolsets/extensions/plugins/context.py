@@ -159,12 +159,7 @@ class PluginContext:
         from sync code, an awaitable on an event loop."""
         if not isinstance(requests, dict) or not requests:
             raise TypeError("ask({key: {'method': ..., 'params': {...}}, ...}) needs at least one request")
-        future = self._client({str(key): dict(value) for key, value in requests.items()})
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return _answered(future.result())
-        return _awaited_answers(future)
+        return _resolved(self._client({str(key): dict(value) for key, value in requests.items()}), _answered)
 
     def elicit(self, message: str, schema: dict[str, Any], key: str | None = None) -> Any:
         """The user's answer to a form: `{"action": "accept" | "decline" | "cancel", "content": {...}}`."""
@@ -191,35 +186,45 @@ class PluginContext:
     def list_roots(self, key: str | None = None) -> Any:
         """The client's roots: `[{"uri": "file:///...", "name": ...}]`."""
         answer = self._one(key or self._next_key("roots"), METHODS["roots"], {})
-        if asyncio.iscoroutine(answer):
-            return _roots_of(answer)
-        return list((answer or {}).get("roots") or [])
+        return _then(answer, lambda result: list((result or {}).get("roots") or []))
 
     def _next_key(self, what: str) -> str:
         self._asked[0] += 1
         return f"{what}-{self._asked[0]}"
 
     def _one(self, key: str, method: str, params: dict[str, Any]) -> Any:
-        answers = self.ask({key: {"method": method, "params": params}})
-        if asyncio.iscoroutine(answers):
-            return _picked(answers, key)
-        return answers[key]
+        return _then(self.ask({key: {"method": method, "params": params}}), lambda answers: answers[key])
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
         """Another tool's result, as this call's caller. Returns it from sync code; returns an awaitable on an
         event loop (async code). Raises `ToolCallError` when the call fails."""
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
             raise TypeError("call_tool(name: str, arguments: dict | None)")
-        future = self._nested(name, dict(arguments or {}))
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return _unwrapped(future.result())
-        return _awaited(future)
+        return _resolved(self._nested(name, dict(arguments or {})), _unwrapped)
 
 
-async def _awaited(future: concurrent.futures.Future[dict[str, Any]]) -> Any:
-    return _unwrapped(await asyncio.wrap_future(future))
+def _resolved(future: concurrent.futures.Future[dict[str, Any]], unwrap: Callable[[dict[str, Any]], Any]) -> Any:
+    """What the server answered, unwrapped: at once in sync code, as an awaitable on an event loop (async code)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return unwrap(future.result())
+    return _awaited(future, unwrap)
+
+
+async def _awaited(future: concurrent.futures.Future[dict[str, Any]], unwrap: Callable[[dict[str, Any]], Any]) -> Any:
+    return unwrap(await asyncio.wrap_future(future))
+
+
+def _then(answer: Any, pick: Callable[[Any], Any]) -> Any:
+    """`pick` applied to an answer `_resolved` gave: now, or once it is awaited."""
+    if asyncio.iscoroutine(answer):
+        return _picked(answer, pick)
+    return pick(answer)
+
+
+async def _picked(answer: Any, pick: Callable[[Any], Any]) -> Any:
+    return pick(await answer)
 
 
 def _unwrapped(envelope: dict[str, Any]) -> Any:
@@ -228,18 +233,6 @@ def _unwrapped(envelope: dict[str, Any]) -> Any:
     raise ToolCallError(
         str(envelope.get("code") or "handler_error"), str(envelope.get("reason") or ""), bool(envelope.get("retryable"))
     )
-
-
-async def _awaited_answers(future: concurrent.futures.Future[dict[str, Any]]) -> Any:
-    return _answered(await asyncio.wrap_future(future))
-
-
-async def _picked(answers: Any, key: str) -> Any:
-    return (await answers)[key]
-
-
-async def _roots_of(answer: Any) -> list[Any]:
-    return list(((await answer) or {}).get("roots") or [])
 
 
 def _answered(envelope: dict[str, Any]) -> Any:

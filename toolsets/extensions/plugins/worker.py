@@ -127,26 +127,23 @@ class Worker:
 
     def call_tool(self, call_id: int, name: str, arguments: dict[str, Any]) -> concurrent.futures.Future[Any]:
         """Ask the server to run another tool for this call; the future holds its envelope."""
-        future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
-        nid = next(self._nids)
-        self._nested[nid] = future
-        try:
-            self.send({"op": "call_tool", "id": call_id, "nid": nid, "name": name, "arguments": arguments})
-        except NotJSON as exc:
-            self._nested.pop(nid, None)
-            future.set_result({"ok": False, "code": "validation", "reason": f"the arguments are not JSON data: {exc}"})
-        return future
+        return self._request({"op": "call_tool", "id": call_id, "name": name, "arguments": arguments}, "arguments")
 
     def ask_client(self, call_id: int, requests: dict[str, Any]) -> concurrent.futures.Future[Any]:
         """Ask the server to put these questions to the MCP client for this call; the future holds the envelope."""
+        return self._request({"op": "client", "id": call_id, "requests": requests}, "requests")
+
+    def _request(self, message: dict[str, Any], what: str) -> concurrent.futures.Future[Any]:
+        """Send a request the server answers with `tool_result` {nid, envelope}; the future holds the envelope (a
+        refusal at once when `what` is not JSON data)."""
         future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
         nid = next(self._nids)
         self._nested[nid] = future
         try:
-            self.send({"op": "client", "id": call_id, "nid": nid, "requests": requests})
+            self.send({**message, "nid": nid})
         except NotJSON as exc:
             self._nested.pop(nid, None)
-            future.set_result({"ok": False, "code": "validation", "reason": f"the requests are not JSON data: {exc}"})
+            future.set_result({"ok": False, "code": "validation", "reason": f"the {what} are not JSON data: {exc}"})
         return future
 
     async def invoke(self, function: Any, *args: Any, call_id: int | None = None) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -33,6 +33,13 @@ def from_device(tool: Tool, response: RpcResponse) -> dict[str, Any]:
     return device_answer(tool, response.result, found)
 
 
+class DeviceCalls(Protocol):
+    """How a call reaches the device and comes back with its answer: `DeviceBridge.call_device` waits for it; an MCP
+    task's (server/tasks/ports.py) sends it and leaves the answer to finish the task."""
+
+    async def __call__(self, call: PendingCall, *, give_up_after: float, progress: Progress) -> RpcResponse: ...
+
+
 class DeferredRouter:
     """The `DeferredResolver` port for one MCP tool call."""
 
@@ -44,9 +51,12 @@ class DeferredRouter:
         timeout: float,
         progress: Progress = no_progress,
         stdio: bool = False,
+        device_calls: DeviceCalls | None = None,
     ) -> None:
-        """`stdio`: the server runs over stdio, so it has no socket a device could connect to."""
+        """`stdio`: the server runs over stdio, so it has no socket a device could connect to. `device_calls`: how a
+        call reaches the device (default: the bridge's, waiting for the answer)."""
         self._stdio = stdio
+        self._device_calls = device_calls
         self._bridge = bridge
         self._asker = asker
         self._timeout = timeout
@@ -121,7 +131,8 @@ class DeferredRouter:
             channel="sendbird" if self._bridge.extra_channel is not None else "rpc-stream",
         )
         try:
-            response = await self._bridge.call_device(pending, give_up_after=self._timeout, progress=self._progress)
+            calls = self._device_calls or self._bridge.call_device
+            response = await calls(pending, give_up_after=self._timeout, progress=self._progress)
         except PendingLost:
             raise ToolError(
                 f"The request for {call.tool_name} was lost: the device bridge's shared store (Redis) restarted "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 import mcp.types as types
 from mcp.server.mcpserver import Context
@@ -31,16 +31,35 @@ class CannotAsk(Exception):  # noqa: N818
     """This client cannot be asked (no elicitation capability, or no back-channel)."""
 
 
+class AskContext(Protocol):
+    """What an asker reads of its request: the SDK's `Context`, or an MCP task's stand-in (server/tasks/ports.py)."""
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities | None: ...
+    @property
+    def session(self) -> Any: ...
+    @property
+    def request_id(self) -> Any: ...
+    @property
+    def request_state(self) -> str | None: ...
+    @property
+    def input_responses(self) -> Any: ...
+
+
 class McpAsker:
     """One tool call's questions to the client, valid for that call only."""
 
-    def __init__(self, context: Context, *, modern: bool) -> None:
-        """`modern`: the request speaks 2026-07-28 or later (the server's `server.protocol_era.is_modern`)."""
+    def __init__(self, context: Context | AskContext, *, modern: bool, answers: dict[str, Any] | None = None) -> None:
+        """`modern`: the request speaks 2026-07-28 or later (the server's `server.protocol_era.is_modern`).
+        `answers`: the answers of earlier rounds, from a trusted place (an MCP task's record), instead of the request's
+        sealed state."""
         self._ctx = context
         self.modern = modern
         self._answers: dict[str, dict[str, Any]] = {}
         self._offered: dict[str, dict[str, Any]] = {}  # answers a first round carried unasked (plugin questions only)
-        if self.modern:
+        if answers is not None:
+            self._answers = dict(answers)
+        elif self.modern:
             self._restore(context.request_state, context.input_responses)
 
     def _restore(self, sealed_state: str | None, responses: Any) -> None:

@@ -32,6 +32,7 @@ class PendingCall(BaseModel):
     channel: str = "rpc-stream"
     created_at: float = Field(default_factory=time.time)
     deadline: float | None = None  # when its waiter gives up; a call past it is never sent again
+    task_id: str | None = None  # the MCP task it belongs to: its answer finishes that task (server/tasks/)
 
     def live(self, now: float) -> bool:
         return now - self.created_at < CALL_TTL_SECONDS and (self.deadline is None or now < self.deadline)

@@ -107,7 +107,11 @@ def shim_routes(
                 except ValidationError as exc:
                     found = [{"field": f, "problem": m} for f, m in problems(exc, whole="result", limit=10)]
                     return _refuse(422, response.id, INVALID_PARAMS, f"The result does not fit {call.method}", found)
-            outcome = await bridge.answer(user_id, response)
+            taken = call.task_id is not None and bridge.task_answers is not None
+            if taken:  # the task records the answer first: it is not lost if finishing it fails here
+                assert bridge.task_answers is not None
+                await bridge.task_answers.device_answered(call, response)
+            outcome = await bridge.answer(user_id, response, taken=taken)
         except Exception as exc:
             logger.warning("tool-message could not reach the bridge store: %s", type(exc).__name__)
             return _refuse(503, response.id, UNAVAILABLE, "The bridge's store is unavailable; retry shortly")

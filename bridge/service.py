@@ -39,6 +39,12 @@ class DeviceUnreachable(Exception):  # noqa: N818
     """No channel took the request (the device went away, or Sendbird refused it)."""
 
 
+class TaskAnswers(Protocol):
+    """Who finishes an MCP task when the device answers the call it waits on (server/tasks/engine.py)."""
+
+    async def device_answered(self, call: PendingCall, response: RpcResponse) -> None: ...
+
+
 class ChannelSender(Protocol):
     """An extra way to reach a device (e.g. Sendbird); True when it accepted the envelope."""
 
@@ -78,6 +84,7 @@ class DeviceBridge:
         self.poll_interval = poll_interval
         self.progress_interval = progress_interval
         self.extra_channel = extra_channel
+        self.task_answers: TaskAnswers | None = None  # set by the deployment that serves MCP tasks
         self._waiting: dict[str, _Waiting] = {}
         self._streams: dict[str, dict[str, MemoryObjectSendStream[dict[str, Any]]]] = {}
         backend.on_result = self._wake
@@ -135,6 +142,22 @@ class DeviceBridge:
         except Exception:
             logger.warning("the extra device channel failed for %s", user_id, exc_info=True)
             return False
+
+    async def deliver(self, call: PendingCall) -> None:
+        """Store the call and send it to the user's device without waiting for the answer (an MCP task's call: its
+        answer, on whichever replica it arrives, finishes the task). Raises `DeviceUnreachable`."""
+        from bridge.jsonrpc import Envelope
+
+        envelope = Envelope.wrap(call.request(), call.notification_message).model_dump()
+        online = await self.backend.create_and_send(call, envelope)
+        if not await self._send_extra(call.user_id, envelope) and not online:
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self.backend.discard(call.call_id)
+            raise DeviceUnreachable(call.call_id)
+
+    async def withdraw(self, call: PendingCall) -> None:
+        """Nobody wants the answer any more (its task was cancelled): a late answer is refused as already answered."""
+        await self.backend.complete(call.call_id, call.user_id, {}, waiter_here=True)
 
     async def call_device(
         self, call: PendingCall, *, give_up_after: float, progress: Progress = no_progress
@@ -208,14 +231,16 @@ class DeviceBridge:
             for stream in list(streams.values()):
                 stream.close()
 
-    async def answer(self, user_id: str, response: RpcResponse) -> Outcome:
+    async def answer(self, user_id: str, response: RpcResponse, *, taken: bool = False) -> Outcome:
         """Record a device's answer once; a waiter on this replica gets it in memory (no store round trip
-        to fetch it, no wake-up through the store), a waiter elsewhere through the store."""
+        to fetch it, no wake-up through the store), a waiter elsewhere through the store. `taken`: the answer
+        was already handed to its task (`task_answers`), so nobody waits for it."""
         from bridge.pending import Outcome
 
         call_id = str(response.id)
         waiting = self._waiting.get(call_id)
-        outcome = await self.backend.complete(call_id, user_id, response.wire(), waiter_here=waiting is not None)
+        keep = waiting is not None or taken
+        outcome = await self.backend.complete(call_id, user_id, response.wire(), waiter_here=keep)
         # if the wait ended meanwhile (timed out, cancelled), nobody is left to tell
         if waiting is not None and outcome is Outcome.COMPLETED and self._waiting.get(call_id) is waiting:
             waiting.answer = response

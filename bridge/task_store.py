@@ -41,6 +41,16 @@ class TaskRecord(BaseModel):
     result: dict[str, Any] | None = None  # the request's result (a CallToolResult as JSON) once completed or failed
     error: dict[str, Any] | None = None  # a JSON-RPC error, when the request itself failed
     input_requests: dict[str, Any] | None = None  # what the client must answer (status input_required)
+    # what running the call again needs, on any replica: who asked, in which profile and era, with what
+    profile: str = "member"
+    role: str = "member"
+    timezone: str = "UTC"
+    claims: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    modern: bool = True  # made by a 2026-07-28 request (else a 2025-11-25 session's)
+    client_capabilities: dict[str, Any] = Field(default_factory=dict)
+    answers: dict[str, Any] = Field(default_factory=dict)  # the client's answers so far, by question key
+    device_answer: dict[str, Any] | None = None  # the device's JSON-RPC response to `pending_call_id`
 
     @property
     def terminal(self) -> bool:

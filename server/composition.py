@@ -27,6 +27,7 @@ from toolsets.core.context import Caller
 if TYPE_CHECKING:
     from bridge.service import ChannelSender, DeviceBridge
     from server.mcp_server import TruloopMCP
+    from server.tasks.engine import TaskEngine
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -167,12 +168,33 @@ class Deployment:
 
         return Extensions(plugins=self.plugins, workspace=self.workspace, authoring=self.authoring)
 
+    @cached_property
+    def tasks(self) -> TaskEngine:
+        """MCP tasks (server/tasks/): kept in Redis when configured, so any replica reads and finishes them and they
+        outlive a restart; in memory otherwise."""
+        from bridge.task_store import InMemoryTaskStore, RedisTaskStore, TaskStore
+        from server.tasks.engine import TaskEngine
+
+        settings = self.settings
+        store: TaskStore
+        if self.redis is not None:
+            store = RedisTaskStore(self.redis, prefix=settings.redis_prefix)
+        else:
+            store = InMemoryTaskStore()
+        return TaskEngine(
+            store,
+            lambda: self.front_door,
+            self.bridge,
+            deferred_timeout=settings.deferred_timeout,
+            stdio=settings.transport == "stdio",
+        )
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """While serving: the workspace checked and the tools folder loaded before the first request, the folder
-        watched, and every plugin closed at the end."""
+        watched, MCP tasks run, and every plugin closed at the end."""
         _ = self.workspace
-        async with self._resource_changes():
+        async with self._resource_changes(), self.tasks.running():
             if self.plugins is None:
                 yield
                 return

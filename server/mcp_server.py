@@ -47,6 +47,7 @@ from toolsets.views.completion_values import Completions
 
 if TYPE_CHECKING:
     from server.stdio.session import StdioSession
+    from server.tasks.engine import TaskEngine
     from toolsets.core.envelope import ToolResult
     from toolsets.core.tool import Tool
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -70,6 +71,9 @@ class Composed(Protocol):
 
     @property
     def plugins(self) -> PluginCatalog | None: ...
+
+    @property
+    def tasks(self) -> TaskEngine | None: ...
 
 
 class TruloopMCP(MCPServer):
@@ -136,6 +140,11 @@ class TruloopMCP(MCPServer):
         # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
         advertise_tools_changed(self)
         self.middleware.append(WireErrors())  # outside the lean path: every request answers the same errors
+        tasks = deployment.tasks
+        if tasks is not None:  # MCP tasks (server/tasks/): before the lean path, which takes only plain calls
+            from server.tasks.front import TaskFront
+
+            TaskFront(self, tasks).install()
         if fast_paths:
             from server import speed
 
@@ -182,11 +191,15 @@ class TruloopMCP(MCPServer):
 
     def tool_input_schema(self, name: str) -> dict[str, Any] | None:
         """The input schema of the caller's tool `name` (None: no such tool; the call itself says so)."""
+        tool = self.caller_tool(name)
+        return tool.input_schema if tool is not None else None
+
+    def caller_tool(self, name: str) -> Tool | None:
+        """The tool `name` of the current request's caller's profile (None: no such tool)."""
         try:
-            tool = self.front_door.toolset(self.surface.profile()).get(name)
+            return self.front_door.toolset(self.surface.profile()).get(name)
         except Exception:
             return None
-        return tool.input_schema if tool is not None else None
 
     async def list_tools(self) -> list[types.Tool]:
         """The caller's whole list (what 2026-07-28 sessions see)."""
@@ -206,6 +219,10 @@ class TruloopMCP(MCPServer):
         door = self.front_door
         ctx = door.context_for(caller, profile, conversation=self._conversation(request.session, modern))
         return await door.visible(ctx, fixed_list=modern)
+
+    def conversation_of(self, session: Any) -> Any:
+        """A handshake-era session's conversation."""
+        return self._conversation(session, False)
 
     def _conversation(self, session: Any, modern: bool) -> Any:
         """A handshake-era session is its own conversation; a 2026-07-28 caller's is the front door's default."""

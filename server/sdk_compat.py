@@ -69,6 +69,24 @@ def advertise_tools_changed(server: MCPServer) -> None:
     )
 
 
+def advertise_handshake_tasks(server: MCPServer, tasks: dict[str, Any]) -> None:
+    """Declare `capabilities.tasks` in the handshake's `initialize` answer (2025-11-25 tasks): `MCPServer` has no
+    parameter for it, and 2026-07-28's `server/discover` must not carry it (the SDK builds that one elsewhere), so the
+    handshake's options are wrapped on this one server, after `advertise_tools_changed`."""
+    import mcp.types as types
+
+    low = lowlevel_of(server)
+    made = low.create_initialization_options
+    capability = types.ServerTasksCapability.model_validate(tasks)
+
+    def with_tasks(*args: Any, **kwargs: Any) -> Any:
+        options = made(*args, **kwargs)
+        options.capabilities.tasks = capability
+        return options
+
+    low.create_initialization_options = with_tasks  # type: ignore[method-assign]  # this server's instance only
+
+
 def drop_sdk_tracing(server: MCPServer) -> None:
     """Take the SDK's OpenTelemetry middleware (known by its class name) out of the server's middleware list."""
     server.middleware[:] = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]

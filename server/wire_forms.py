@@ -34,6 +34,7 @@ HANDSHAKE_CAPABILITIES: dict[str, Any] = {
     "prompts": {"listChanged": True},
     "resources": {"listChanged": True, "subscribe": True},
     "tools": {"listChanged": True},
+    "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},  # (server/tasks/)
 }
 
 # the protocol versions an `initialize` can ask for, oldest first (the SDK's HANDSHAKE_PROTOCOL_VERSIONS)
@@ -82,6 +83,8 @@ def tool_form(tool: Tool) -> dict[str, Any]:
     }
     if tool.output_schema is not None:  # a plugin may declare none
         form["outputSchema"] = tool.output_schema
+    if tool.task_support != "forbidden":  # a client may run it as a task (absent: it may not)
+        form["execution"] = {"taskSupport": tool.task_support}
     form["annotations"] = {
         "readOnlyHint": hints.read_only,
         "destructiveHint": hints.destructive,

@@ -97,6 +97,7 @@ class ToolsetsOnly:
     front_door: FrontDoor
     services: Any = None
     plugins: None = None
+    tasks: None = None
 
 
 def server_with(catalog: Mapping[str, AbstractToolset], policy: ConfirmPolicy = ConfirmPolicy.AUTO) -> TruloopMCP:

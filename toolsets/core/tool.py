@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from toolsets.core.deferred import DeviceMethod
 
 ToolFunction = Callable[..., Awaitable[BaseModel]]
+TaskSupport = Literal["forbidden", "optional", "required"]
 
 
 def _is_context(annotation: Any) -> bool:
@@ -69,6 +70,12 @@ class Tool:
         (destructive tools are confirmed) or the client's model (`asks_client`). A call of any other tool needs
         nothing from its front but the answer."""
         return self.device is not None or self.hints.destructive or self.asks_client
+
+    @property
+    def task_support(self) -> TaskSupport:
+        """Whether a client may run it as an MCP task (and then need not wait on it): a call that waits on the user's
+        device or on a person may; the others answer at once."""
+        return "optional" if self.reaches_client else "forbidden"
 
     @cached_property
     def description(self) -> str:

@@ -11,6 +11,7 @@ TOOL_SPEC = {
     "timeout_s": 30,                         # optional: seconds a call may take (default 30, at most 600)
     "returns": "structured",                 # optional: "content" when run returns MCP content blocks
     "asks_client": False,                    # optional: true when run uses context.elicit / sample / list_roots / ask
+    "task_support": "optional",              # optional: forbidden (default), optional or required: MCP tasks
 }
 
 A file declares one of `TOOL_SPEC`, `RESOURCE_SPEC` (resource_spec.py) and `PROMPT_SPEC` (prompt_spec.py); which one
@@ -53,6 +54,8 @@ class PluginSpec(BaseModel):
     # the tool puts questions to the client (context.elicit, sample, list_roots, ask): its calls take the path that
     # carries the client's answers
     asks_client: bool = False
+    # whether a client may (optional) or must (required) run it as an MCP task, polling for its result
+    task_support: Literal["forbidden", "optional", "required"] = "forbidden"
 
     @model_validator(mode="after")
     def _content_has_no_schema(self) -> PluginSpec:

@@ -17,7 +17,7 @@ from toolsets.core.call_notes import Route
 from toolsets.core.content import content_of
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import ErrorCode, ToolError, ToolInputError
-from toolsets.core.tool import Tool
+from toolsets.core.tool import TaskSupport, Tool
 from toolsets.extensions.plugins.spec_common import offered
 
 if TYPE_CHECKING:
@@ -51,6 +51,10 @@ class PluginTool(Tool):
     @property
     def description(self) -> str:
         return self.version.tool_spec.description
+
+    @property
+    def task_support(self) -> TaskSupport:
+        return self.version.tool_spec.task_support
 
     @property
     def input_schema(self) -> dict[str, Any]:

@@ -1,0 +1,377 @@
+"""MCP tasks: a tool call the client need not wait on, kept in the task store and finished from any replica.
+
+A task's call runs through the front door like any call (gates, confirmation, audit), in runs: the first starts
+when the task is made; a run that has to wait ends, and what it waits for runs the call again, on whichever replica
+it arrives at, from the record alone (server/tasks/ports.py):
+
+- the device's answer to a deferred tool's call: the device route hands it here (`device_answered`), it is written to
+  the record first, then the call runs again and finds it;
+- the client's answers on 2026-07-28 (`tasks/update`): written to the record, and the call runs again;
+- on a 2025-11-25 session that is still open, questions go out on it and the run waits, as in any call.
+
+Only runs that compute (a long plugin call) hold this replica: if it stops before they end, their tasks fail and say
+so. A task waiting on a device or a person holds nothing here, so it survives any replica's restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from bridge.task_store import TaskLimitError, TaskRecord, TaskStore
+from toolsets.core.context import Caller, RequestInfo
+from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolResult
+from toolsets.core.errors import CallCancelled, ErrorCode
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from bridge.jsonrpc import RpcResponse
+    from bridge.pending import PendingCall
+    from bridge.service import DeviceBridge
+    from toolsets.core.conversation import Conversation
+    from toolsets.front_door import FrontDoor
+
+logger = logging.getLogger("truloop.tasks")
+
+RUN_AFTER_ANSWER_SECONDS = 10.0  # how long a device's answer (or a tasks/get) waits for the run it starts
+MAX_LIVE = 10_000  # tasks whose open 2025-11-25 session this replica remembers (the oldest is forgotten past it)
+
+
+@dataclass(slots=True)
+class Live:
+    """What only the replica that made a task has: the session that asked for it (2025-11-25), its conversation."""
+
+    session: Any = None
+    conversation: Conversation | None = None
+
+
+@dataclass(slots=True)
+class TaskStart:
+    caller: Caller
+    profile: str
+    tool: str
+    arguments: dict[str, Any]
+    modern: bool
+    client_capabilities: dict[str, Any]
+    ttl_ms: int
+    poll_interval_ms: int
+    request: RequestInfo
+    live: Live = field(default_factory=Live)
+
+
+class TaskEngine:
+    def __init__(
+        self,
+        store: TaskStore,
+        door: Callable[[], FrontDoor],
+        bridge: DeviceBridge | None,
+        *,
+        deferred_timeout: float,
+        stdio: bool,
+    ) -> None:
+        self.store = store
+        self._door = door
+        self._bridge = bridge
+        self._timeout = deferred_timeout
+        self._stdio = stdio
+        self._tg: TaskGroup | None = None
+        self._closing = False
+        self._scopes: dict[str, anyio.CancelScope] = {}  # runs going on here, to cancel them
+        self._locks: dict[str, anyio.Lock] = {}  # one run of a task at a time on this replica
+        self._live: dict[str, Live] = {}
+        self._changed: dict[str, anyio.Event] = {}  # set when a task changes here (tasks/result, notifications)
+        self.on_change: Callable[[TaskRecord, Live | None], Any] | None = None  # (server/tasks/front.py)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            if self._bridge is not None:
+                self._bridge.task_answers = self
+            try:
+                yield
+            finally:
+                self._closing = True
+                tg.cancel_scope.cancel()
+        self._tg = None
+
+    # -- making and reading ------------------------------------------------------------------------------------
+
+    async def start(self, start: TaskStart) -> TaskRecord:
+        """Make the task and start its first run in the background (raises `TaskLimitError`, `RuntimeError`)."""
+        if self._tg is None:
+            raise RuntimeError("the task engine is not running")
+        caller = start.caller
+        record = TaskRecord(
+            owner=caller.user_id,
+            tool=start.tool,
+            ttl_ms=start.ttl_ms,
+            poll_interval_ms=start.poll_interval_ms,
+            profile=start.profile,
+            role=caller.role,
+            timezone=caller.timezone,
+            claims=dict(caller.claims),
+            arguments=start.arguments,
+            modern=start.modern,
+            client_capabilities=start.client_capabilities,
+        )
+        record = await self.store.create(record)
+        if not start.modern:
+            self._remember(record.task_id, start.live)
+        self._tg.start_soon(self._run_logged, record.owner, record.task_id, start.request)
+        return record
+
+    async def get(self, owner: str, profile: str, task_id: str) -> TaskRecord | None:
+        """`owner`'s task in `profile` (None: none such, expired, or someone else's). A device's answer that no run has
+        taken yet (the replica it reached stopped first) is taken now."""
+        record = await self._mine(owner, profile, task_id)
+        if record is not None and _answered_unrun(record) and task_id not in self._scopes:
+            with anyio.move_on_after(RUN_AFTER_ANSWER_SECONDS):
+                await self._run(owner, task_id, None)
+            record = await self._mine(owner, profile, task_id)
+        return record
+
+    async def _mine(self, owner: str, profile: str, task_id: str) -> TaskRecord | None:
+        record = await self.store.get(owner, task_id)
+        return record if record is not None and record.profile == profile else None
+
+    async def list(self, owner: str, profile: str, cursor: str | None, limit: int) -> tuple[list[TaskRecord], Any]:
+        records, next_cursor = await self.store.list(owner, cursor, limit)
+        return [r for r in records if r.profile == profile], next_cursor
+
+    async def wait(self, owner: str, profile: str, task_id: str) -> TaskRecord | None:
+        """The task once it is finished (None: no such task, or it expired meanwhile)."""
+        while True:
+            event = self._changed.setdefault(task_id, anyio.Event())
+            record = await self.get(owner, profile, task_id)
+            if record is None or record.terminal:
+                return record
+            with anyio.move_on_after(record.poll_interval_ms / 1000):  # (finished on another replica: read again)
+                await event.wait()
+
+    # -- what the client sends ---------------------------------------------------------------------------------
+
+    async def update(self, owner: str, profile: str, task_id: str, responses: dict[str, Any]) -> TaskRecord | None:
+        """The client's answers to the task's questions: kept, and the call runs again (answers to questions it was
+        not asked are ignored). None: no such task."""
+        if await self._mine(owner, profile, task_id) is None:
+            return None
+
+        def answered(record: TaskRecord) -> TaskRecord | None:
+            asked = record.input_requests or {}
+            given = {key: value for key, value in responses.items() if key in asked and isinstance(value, dict)}
+            if record.status != "input_required" or not given:
+                return None
+            left = {key: request for key, request in asked.items() if key not in given}
+            if left:  # the call runs again once every question has its answer
+                return record.model_copy(update={"answers": {**record.answers, **given}, "input_requests": left})
+            return record.model_copy(
+                update={"answers": {**record.answers, **given}, "status": "working", "input_requests": None}
+            )
+
+        record = await self.store.change(owner, task_id, answered)
+        if record is not None and record.status == "working" and self._tg is not None:
+            self._changed_here(record)
+            self._tg.start_soon(self._run_logged, owner, task_id, None)
+        return record
+
+    async def cancel(self, owner: str, profile: str, task_id: str) -> tuple[TaskRecord | None, bool]:
+        """(the task as it is now, whether this cancelled it: False when it had already finished)."""
+        if await self._mine(owner, profile, task_id) is None:
+            return None, False
+        was: list[TaskRecord] = []
+
+        def cancelled(record: TaskRecord) -> TaskRecord:
+            was.append(record)
+            return record.model_copy(
+                update={"status": "cancelled", "status_message": "Cancelled by the client.", "input_requests": None}
+            )
+
+        record = await self.store.change(owner, task_id, cancelled)
+        if record is None or not was:
+            return record, False
+        if was[0].pending_call_id is not None and self._bridge is not None:
+            from bridge.pending import PendingCall
+
+            call = PendingCall(
+                call_id=was[0].pending_call_id, tool_name=record.tool, method="", params={}, user_id=owner
+            )
+            with contextlib.suppress(Exception):  # the task is cancelled either way; its call just expires
+                await self._bridge.withdraw(call)
+        scope = self._scopes.get(task_id)
+        if scope is not None:
+            scope.cancel()
+        self._changed_here(record)
+        return record, True
+
+    # -- the device ----------------------------------------------------------------------------------------------
+
+    async def device_answered(self, call: PendingCall, response: RpcResponse) -> None:
+        """`bridge.service.TaskAnswers`: keep the device's answer on its task (raises when the store is away, so the
+        device is told to send it again), then finish the task here."""
+        task_id = call.task_id
+        if task_id is None:
+            return
+        wire = response.wire()
+
+        def answered(record: TaskRecord) -> TaskRecord | None:
+            if record.pending_call_id != call.call_id or record.device_answer is not None:
+                return None
+            return record.model_copy(update={"device_answer": wire, "status_message": "The device answered."})
+
+        record = await self.store.change(call.user_id, task_id, answered)
+        if record is None or not _answered_unrun(record):
+            return
+        with anyio.move_on_after(RUN_AFTER_ANSWER_SECONDS):  # (a tasks/get finishes it otherwise)
+            try:
+                await self._run(call.user_id, task_id, None)
+            except Exception:
+                logger.exception("task %s: the run after the device's answer failed", task_id)
+
+    # -- runs --------------------------------------------------------------------------------------------------
+
+    async def _run_logged(self, owner: str, task_id: str, request: RequestInfo | None) -> None:
+        try:
+            await self._run(owner, task_id, request)
+        except Exception:
+            logger.exception("task %s: a run failed", task_id)
+
+    async def _run(self, owner: str, task_id: str, request: RequestInfo | None) -> None:
+        lock = self._locks.setdefault(task_id, anyio.Lock())
+        try:
+            async with lock:
+                record = await self.store.get(owner, task_id)
+                if record is None or record.terminal or record.status == "input_required":
+                    return
+                if record.pending_call_id is not None and record.device_answer is None:
+                    return  # still waiting for the device
+                with anyio.CancelScope() as scope:
+                    self._scopes[task_id] = scope
+                    try:
+                        outcome = await self._call(record, request)
+                    except anyio.get_cancelled_exc_class():
+                        if self._closing:
+                            with anyio.CancelScope(shield=True):
+                                await self._interrupted(owner, task_id)
+                        raise
+                    finally:
+                        self._scopes.pop(task_id, None)
+                    await self._settle(owner, task_id, outcome)
+        finally:
+            if not lock.locked():
+                self._locks.pop(task_id, None)
+
+    async def _call(self, record: TaskRecord, request: RequestInfo | None) -> ToolResult:
+        from server.tasks.ports import TaskPorts  # (the MCP SDK: not before a stdio server's first answer)
+
+        live = self._live.get(record.task_id)
+        caller = Caller(user_id=record.owner, role=record.role, timezone=record.timezone, claims=record.claims)  # type: ignore[arg-type]
+        ports = TaskPorts(
+            record,
+            self._bridge,
+            session=live.session if live is not None else None,
+            device_sent=lambda call: self._device_sent(record, call),
+            timeout=self._timeout,
+            stdio=self._stdio,
+        )
+        door = self._door()
+        info = request or RequestInfo(request_id=record.task_id, transport="task", profile=record.profile)
+        ctx = door.context_for(
+            caller,
+            record.profile,
+            request=info,
+            conversation=live.conversation if live is not None else None,
+            confirmer=ports,
+            deferred=ports,
+            composer=ports,
+            client=ports,
+        )
+        return await door.call(ctx, record.tool, record.arguments)
+
+    async def _device_sent(self, record: TaskRecord, call: PendingCall) -> None:
+        def waiting(current: TaskRecord) -> TaskRecord:
+            return current.model_copy(
+                update={
+                    "pending_call_id": call.call_id,
+                    "status_message": "Waiting for the user's device to answer.",
+                }
+            )
+
+        changed = await self.store.change(record.owner, record.task_id, waiting)
+        if changed is None or changed.terminal:
+            raise CallCancelled("the task was cancelled")
+
+    async def _settle(self, owner: str, task_id: str, outcome: ToolResult) -> None:
+        update = settled(outcome)
+        record = await self.store.change(owner, task_id, lambda record: record.model_copy(update=update))
+        if record is not None:
+            self._changed_here(record)
+
+    async def _interrupted(self, owner: str, task_id: str) -> None:
+        message = "The server running this task stopped before it finished; start the call again."
+        update = {"status": "failed", "status_message": message, "error": {"code": -32603, "message": message}}
+        with contextlib.suppress(Exception):
+            await self.store.change(owner, task_id, lambda record: record.model_copy(update=update))
+
+    def _remember(self, task_id: str, live: Live) -> None:
+        if len(self._live) >= MAX_LIVE:
+            self._live.pop(next(iter(self._live)))
+        self._live[task_id] = live
+
+    def _changed_here(self, record: TaskRecord) -> None:
+        event = self._changed.pop(record.task_id, None)
+        if event is not None:
+            event.set()
+        live = self._live.get(record.task_id)
+        if record.terminal:
+            self._live.pop(record.task_id, None)
+        if self.on_change is not None:
+            self.on_change(record, live)
+
+
+def _answered_unrun(record: TaskRecord) -> bool:
+    return not record.terminal and record.device_answer is not None and record.status == "working"
+
+
+def settled(outcome: ToolResult) -> dict[str, Any]:
+    """How a run's outcome changes its task's record."""
+    from server.tasks.ports import Parked
+    from server.wire_forms import call_result
+
+    if isinstance(outcome, ToolInputRequired):
+        payload = outcome.payload
+        if isinstance(payload, Parked):
+            return {"status": "working"}
+        requests = getattr(payload, "input_requests", None)
+        if requests:
+            state = json.loads(getattr(payload, "request_state", None) or "{}")
+            wire = {key: _wire(request) for key, request in requests.items()}
+            return {
+                "status": "input_required",
+                "status_message": "Waiting for the client's answer.",
+                "input_requests": wire,
+                "answers": dict(state.get("answers") or {}),
+            }
+        message = "The call needed a round trip with the client that a task cannot make."
+        return {"status": "failed", "status_message": message, "error": {"code": -32603, "message": message}}
+    if isinstance(outcome, ToolErr) and outcome.code is ErrorCode.CLIENT_CAPABILITY:
+        from server.plugin_requests import json_rpc_error
+
+        error = json_rpc_error(outcome).error.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return {"status": "failed", "status_message": outcome.reason, "error": error}
+    return {"status": "completed", "status_message": None, "result": call_result(outcome)}
+
+
+def _wire(request: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = request.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+__all__ = ["Live", "TaskEngine", "TaskLimitError", "TaskStart", "settled"]

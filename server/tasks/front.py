@@ -1,0 +1,272 @@
+"""MCP tasks on the wire, in both eras: which `tools/call` becomes a task, and the `tasks/*` methods.
+
+A call becomes a task when its tool allows it (`Tool.task_support`, published as `execution.taskSupport`) and the
+client asks for one: on 2026-07-28 by declaring the `io.modelcontextprotocol/tasks` extension in the request's own
+client capabilities; on a 2025-11-25 session by sending `params.task`. Any other call runs as it always did, except a
+tool that runs only as a task: -32021 with the extension in `requiredCapabilities` (2026-07-28), -32601 (2025-11-25).
+
+| method | 2026-07-28 | 2025-11-25 |
+|---|---|---|
+| `tasks/get` | the task with its result, error or questions | the task |
+| `tasks/update` | the client's answers; `{}` | -32601 |
+| `tasks/cancel` | `{}`, also for a finished task | the cancelled task; -32602 for a finished one |
+| `tasks/result` | -32601 | waits until the task ends: the call's result, with the related-task `_meta` |
+| `tasks/list` | -32601 | the caller's tasks, in pages |
+
+A task is its maker's: another caller's id, an unknown one and an expired one are all -32602. On 2026-07-28 a
+`tasks/*` request from a client that did not declare the extension is -32021, and its `Mcp-Name` header, when sent,
+must be the task id (-32020).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+from pydantic import Field
+
+from bridge.pending import CALL_TTL_SECONDS
+from bridge.task_store import TaskLimitError
+from server.protocol_era import is_modern
+from server.tasks.engine import Live, TaskStart
+from server.tasks.wire import EXTENSION, HANDSHAKE_TASKS, created, detailed, error_of, outcome, task_fields
+
+if TYPE_CHECKING:
+    from bridge.task_store import TaskRecord
+    from server.mcp_server import TruloopMCP
+    from server.tasks.engine import TaskEngine
+
+logger = logging.getLogger("truloop.tasks")
+
+MAX_TTL_MS = CALL_TTL_SECONDS * 1000  # a task lives as long as a device call may wait for its answer
+MIN_TTL_MS = 1000
+POLL_INTERVAL_MS = 500
+HANDSHAKE_WITH_TASKS = "2025-11-25"
+
+
+class TaskIdParams(types.RequestParams):
+    task_id: str = Field(alias="taskId", min_length=1, max_length=200)
+
+
+class TaskUpdateParams(TaskIdParams):
+    input_responses: dict[str, Any] = Field(default_factory=dict, alias="inputResponses")
+
+
+class TaskFront:
+    """The server middleware that makes tasks of `tools/call`, and the `tasks/*` handlers (`install`)."""
+
+    def __init__(self, server: TruloopMCP, engine: TaskEngine) -> None:
+        self._server = server
+        self._engine = engine
+
+    def install(self) -> None:
+        from server.sdk_compat import advertise_handshake_tasks, lowlevel_of
+
+        low = lowlevel_of(self._server)
+        low.extensions[EXTENSION] = {}  # 2026-07-28 `server/discover` (the handshake's answer drops it)
+        advertise_handshake_tasks(self._server, HANDSHAKE_TASKS)
+        low.add_request_handler("tasks/get", TaskIdParams, self.get)
+        low.add_request_handler("tasks/update", TaskUpdateParams, self.update)
+        low.add_request_handler("tasks/cancel", TaskIdParams, self.cancel)
+        low.add_request_handler("tasks/result", TaskIdParams, self.result)
+        low.add_request_handler("tasks/list", types.PaginatedRequestParams, self.list)
+        self._server.middleware.append(self)
+
+    # -- tools/call ----------------------------------------------------------------------------------------------
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
+            return await call_next(ctx)
+        params = ctx.params
+        name, arguments = params.get("name"), params.get("arguments", {})
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            return await call_next(ctx)
+        tool = self._server.caller_tool(name)
+        if tool is None:
+            return await call_next(ctx)
+        modern = is_modern(ctx.protocol_version)
+        wanted = _declares_tasks(ctx) if modern else _asks_task(ctx, params)
+        support = tool.task_support
+        if not wanted:
+            if support == "required":
+                raise _required(name, modern)
+            return await call_next(ctx)
+        if support == "forbidden":
+            if modern:  # the server decides: this one answers at once
+                return await call_next(ctx)
+            raise MCPError(code=METHOD_NOT_FOUND, message=f"{name} does not run as a task; call it without `task`.")
+        return await self._start(ctx, name, arguments, modern, params)
+
+    async def _start(
+        self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], modern: bool, params: Any
+    ) -> dict[str, Any]:
+        server = self._server
+        caller, profile = server.surface.resolve()
+        caps = ctx.session.client_capabilities
+        start = TaskStart(
+            caller=caller,
+            profile=profile,
+            tool=name,
+            arguments=arguments,
+            modern=modern,
+            client_capabilities=caps.model_dump(mode="json", by_alias=True, exclude_none=True) if caps else {},
+            ttl_ms=MAX_TTL_MS if modern else _ttl(params.get("task")),
+            poll_interval_ms=POLL_INTERVAL_MS,
+            request=server.request_info(ctx, profile),
+            live=Live() if modern else Live(ctx.session, server.conversation_of(ctx.session)),
+        )
+        try:
+            record = await self._engine.start(start)
+        except TaskLimitError:
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message="Too many unfinished tasks: wait for some to finish, or cancel them, and try again.",
+            ) from None
+        except Exception as exc:
+            logger.warning("a task could not be made (%s)", type(exc).__name__)
+            raise MCPError(
+                code=types.INTERNAL_ERROR, message="The task store is unavailable; try again shortly."
+            ) from None
+        answer = created(record, modern=modern)
+        if modern:  # (a middleware's own answer gets no envelope from the SDK)
+            from mcp_types import SERVER_INFO_META_KEY
+
+            from server.sdk_compat import lowlevel_of
+
+            answer["_meta"] = {SERVER_INFO_META_KEY: lowlevel_of(server).server_info_stamp}
+        return answer
+
+    # -- tasks/* -------------------------------------------------------------------------------------------------
+
+    async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> dict[str, Any]:
+        modern = self._checked(ctx, params.task_id)
+        record = await self._find(params.task_id)
+        return detailed(record) if modern else task_fields(record, modern=False)
+
+    async def update(self, ctx: ServerRequestContext[Any, Any], params: TaskUpdateParams) -> dict[str, Any]:
+        if not self._checked(ctx, params.task_id):
+            raise _not_found_method("tasks/update")
+        owner, profile = self._owner()
+        record = await self._stored(self._engine.update(owner, profile, params.task_id, params.input_responses))
+        if record is None:
+            raise _no_task(params.task_id)
+        return {}
+
+    async def cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> dict[str, Any]:
+        modern = self._checked(ctx, params.task_id)
+        owner, profile = self._owner()
+        record, cancelled = await self._stored(self._engine.cancel(owner, profile, params.task_id))
+        if record is None:
+            raise _no_task(params.task_id)
+        if modern:
+            return {}
+        task = task_fields(record, modern=False)
+        if not cancelled:
+            message = f"Cannot cancel task: it has already finished (status {task['status']})."
+            raise MCPError(code=types.INVALID_PARAMS, message=message)
+        return task
+
+    async def result(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> dict[str, Any]:
+        if is_modern(ctx.protocol_version):
+            raise _not_found_method("tasks/result")
+        owner, profile = self._owner()
+        record = await self._stored(self._engine.wait(owner, profile, params.task_id))
+        if record is None:
+            raise _no_task(params.task_id)
+        error = error_of(record)
+        if error is not None:
+            raise MCPError(code=int(error.get("code", types.INTERNAL_ERROR)), message=str(error.get("message", "")))
+        return outcome(record)
+
+    async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> Any:
+        if is_modern(ctx.protocol_version):
+            raise _not_found_method("tasks/list")
+        owner, profile = self._owner()
+        cursor = params.cursor if params is not None else None
+        try:
+            records, next_cursor = await self._stored(
+                self._engine.list(owner, profile, cursor, self._server.pager.page_size)
+            )
+        except ValueError as invalid:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(invalid)) from None
+        answer: dict[str, Any] = {"tasks": [task_fields(r, modern=False) for r in records]}
+        if next_cursor is not None:
+            answer["nextCursor"] = next_cursor
+        return answer
+
+    # -- shared --------------------------------------------------------------------------------------------------
+
+    def _checked(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> bool:
+        """Whether the request is 2026-07-28's (after checking it declared the extension and named the task)."""
+        if not is_modern(ctx.protocol_version):
+            return False
+        if not _declares_tasks(ctx):
+            raise _required("tasks/*", True)
+        from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
+
+        headers = getattr(ctx.request, "headers", None)
+        named = headers.get(MCP_NAME_HEADER) if headers is not None else None
+        if named is not None and decode_header_value(named.strip()) != task_id:
+            raise MCPError(code=HEADER_MISMATCH, message="Header mismatch: Mcp-Name does not match params.taskId")
+        return True
+
+    def _owner(self) -> tuple[str, str]:
+        caller, profile = self._server.surface.resolve()
+        return caller.user_id, profile
+
+    async def _find(self, task_id: str) -> TaskRecord:
+        owner, profile = self._owner()
+        record = await self._stored(self._engine.get(owner, profile, task_id))
+        if record is None:
+            raise _no_task(task_id)
+        return record
+
+    @staticmethod
+    async def _stored(pending: Any) -> Any:
+        try:
+            return await pending
+        except (MCPError, ValueError):
+            raise
+        except Exception as exc:
+            logger.warning("the task store could not be reached (%s)", type(exc).__name__)
+            raise MCPError(
+                code=types.INTERNAL_ERROR, message="The task store is unavailable; try again shortly."
+            ) from None
+
+
+def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
+    caps = ctx.session.client_capabilities
+    return caps is not None and bool(caps.extensions) and EXTENSION in (caps.extensions or {})
+
+
+def _asks_task(ctx: ServerRequestContext[Any, Any], params: dict[str, Any]) -> bool:
+    return ctx.protocol_version >= HANDSHAKE_WITH_TASKS and isinstance(params.get("task"), dict)
+
+
+def _ttl(task: Any) -> int:
+    asked = task.get("ttl") if isinstance(task, dict) else None
+    if isinstance(asked, int) and not isinstance(asked, bool):
+        return max(MIN_TTL_MS, min(asked, MAX_TTL_MS))
+    return MAX_TTL_MS
+
+
+def _required(name: str, modern: bool) -> MCPError:
+    if not modern:
+        return MCPError(code=METHOD_NOT_FOUND, message=f"{name} runs only as a task: call it with `task`.")
+    return MCPError(
+        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message=f"{name} runs only as a task: declare the {EXTENSION} extension in the request's client capabilities.",
+        data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+
+
+def _no_task(task_id: str) -> MCPError:
+    return MCPError(code=types.INVALID_PARAMS, message="No such task (it may have expired, or it is not yours).")
+
+
+def _not_found_method(method: str) -> MCPError:
+    return MCPError(code=METHOD_NOT_FOUND, message=f"Method not found: {method}", data=method)

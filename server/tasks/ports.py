@@ -1,0 +1,124 @@
+"""One run of an MCP task's call: its ports to the client and to the device, made from the task's record.
+
+A task's call may run again, on any replica, whenever something it waits for arrives (the client's answers, the
+device's answer). So nothing it needs may live only in the request that made it:
+
+- the client's answers of earlier rounds come from the record (`TaskRecord.answers`), which only the server writes;
+  on 2026-07-28 a question not answered yet ends the run with the questions (the task becomes `input_required`);
+  on a 2025-11-25 session that is still open the question goes out on that session, as in any call;
+- a deferred tool's device call is sent once and the run ends (`Parked`); the device's answer, posted to any replica,
+  is written to the record and the call runs again, finding it there (`TaskPorts.device_call`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+
+from server.call_ports import CallPorts
+from toolsets.core.errors import InputRequired
+
+if TYPE_CHECKING:
+    from bridge.jsonrpc import RpcResponse
+    from bridge.pending import PendingCall
+    from bridge.service import DeviceBridge, Progress
+    from bridge.task_store import TaskRecord
+    from toolsets.core.context import DeferredCall
+
+
+@dataclass(frozen=True, slots=True)
+class Parked:
+    """The `InputRequired` payload of a run that sent its device call and ends here; the answer runs it again."""
+
+    call_id: str
+
+
+class NoSession:
+    """A run with nobody to ask inline (2026-07-28, or the session that made the task has gone)."""
+
+    can_send_request = False
+
+
+@dataclass(slots=True)
+class TaskAskContext:
+    """What `bridge.elicitation.McpAsker` reads of a request, for a task's run."""
+
+    client_capabilities: types.ClientCapabilities | None
+    session: Any
+    request_id: Any = None
+    request_state: str | None = None
+    input_responses: Any = None
+
+
+DeviceSent = Callable[["PendingCall"], Awaitable[None]]  # record the device call on the task (before it is sent)
+
+
+class TaskPorts(CallPorts):
+    __slots__ = ("_record", "_sent", "_session")
+
+    def __init__(
+        self,
+        record: TaskRecord,
+        bridge: DeviceBridge | None,
+        *,
+        session: Any,
+        device_sent: DeviceSent,
+        timeout: float,
+        stdio: bool,
+    ) -> None:
+        super().__init__(self._no_sdk_context, bridge, timeout=timeout, stdio=stdio)
+        self._record = record
+        self._session = session if session is not None else NoSession()
+        self._sent = device_sent
+
+    @staticmethod
+    def _no_sdk_context() -> Any:
+        raise RuntimeError("a task's run has no SDK context")  # every port below is overridden not to need one
+
+    @property
+    def asker(self) -> Any:
+        if self._asker is None:
+            from bridge.elicitation import McpAsker
+
+            record = self._record
+            caps = types.ClientCapabilities.model_validate(record.client_capabilities)
+            context = TaskAskContext(client_capabilities=caps, session=self._session)
+            self._asker = McpAsker(context, modern=record.modern, answers=record.answers)
+        return self._asker
+
+    def capabilities(self) -> dict[str, Any]:
+        return dict(self._record.client_capabilities)
+
+    async def resolve(self, call: DeferredCall) -> Any:
+        from bridge.deferred_router import DeferredRouter, from_device
+
+        if self._record.device_answer is not None:  # (whether or not the device is still connected)
+            from bridge.jsonrpc import RpcResponse
+
+            if call.notes is not None:
+                call.notes.deferred_route = "device"
+            return from_device(call.tool, RpcResponse.model_validate(self._record.device_answer))
+
+        router = DeferredRouter(
+            self._bridge, self.asker, timeout=self._timeout, stdio=self._stdio, device_calls=self.device_call
+        )
+        return await router.resolve(call)
+
+    async def device_call(self, call: PendingCall, *, give_up_after: float, progress: Progress) -> RpcResponse:
+        """The call is sent (one call per task, however often it runs) and this run ends: its answer runs it again."""
+        record = self._record
+        assert self._bridge is not None
+        pending = call.model_copy(
+            update={
+                "call_id": "task_" + record.task_id,  # the same call however often the task runs before the answer
+                "task_id": record.task_id,
+                "created_at": record.created_ms / 1000,
+                "deadline": (record.created_ms + record.ttl_ms) / 1000,
+            }
+        )
+        await self._sent(pending)
+        await self._bridge.deliver(pending)
+        raise InputRequired(Parked(pending.call_id))

@@ -87,6 +87,10 @@ class McpAsker:
             if answer is not None:
                 self._answers[key] = _as_dict(answer)
 
+    def answers(self) -> dict[str, Any]:
+        """Every answer (and remembered value) of this call so far, by key."""
+        return dict(self._answers)
+
     def recall(self, key: str) -> Any:
         """A value remembered earlier in this call (from the sealed state on 2026-07-28)."""
         return self._answers.get(key)

@@ -8,14 +8,31 @@ only when a port is first used (`context` is a function that makes it).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
 
 from bridge.service import DeviceBridge
 from server.protocol_era import is_modern
 from toolsets.core.context import ComposeRequest, ConfirmRequest, Decision, DeferredCall, ToolContext
-from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.core.errors import ErrorCode, InputRequired, ToolError
+
+
+@dataclass(frozen=True, slots=True)
+class StartTask:
+    """The `InputRequired` payload of a run that reached `start_task` on a request that asked for a task."""
+
+    answers: dict[str, Any] = field(default_factory=dict)  # the client's answers so far, by question key
+
+
+class TaskStartNow(MCPError):  # noqa: N818 - a control-flow signal, not an error
+    """The call becomes a task here (server/tasks/front.py makes it; an `MCPError`, so the SDK lets it pass)."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        super().__init__(code=-32603, message="The call was to become a task, and no task could be made.")
+        self.answers = answers
 
 
 class CallPorts:
@@ -88,3 +105,11 @@ class CallPorts:
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         return None  # LoggedPorts, which knows the request, sends it
+
+    async def start_task(self) -> None:
+        from server.tasks.wire import EXTENSION
+
+        context = self.context
+        caps = context.client_capabilities
+        if is_modern(context.protocol_version) and caps is not None and EXTENSION in (caps.extensions or {}):
+            raise InputRequired(StartTask(self.asker.answers()))

@@ -249,6 +249,7 @@ class TruloopMCP(MCPServer):
         outcome = await self._run(name, arguments, request, lambda: context)
         if is_modern(request.protocol_version):
             refuse_missing_capability(outcome)
+            start_task_now(outcome)
         return to_mcp_result(outcome)
 
     async def _run(
@@ -311,6 +312,15 @@ def refuse_missing_capability(outcome: ToolResult) -> None:
 
     if isinstance(outcome, ToolErr) and outcome.code is ErrorCode.CLIENT_CAPABILITY:
         raise json_rpc_error(outcome)
+
+
+def start_task_now(outcome: ToolResult) -> None:
+    """(2026-07-28) A run that reached `start_task` on a request that asked for a task: the task front makes it."""
+    from server.call_ports import StartTask, TaskStartNow
+    from toolsets.core.envelope import ToolInputRequired
+
+    if isinstance(outcome, ToolInputRequired) and isinstance(outcome.payload, StartTask):
+        raise TaskStartNow(outcome.payload.answers)
 
 
 def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:

@@ -64,6 +64,7 @@ class TaskStart:
     poll_interval_ms: int
     request: RequestInfo
     live: Live = field(default_factory=Live)
+    answers: dict[str, Any] = field(default_factory=dict)  # the client's answers before the task was made
 
 
 class TaskEngine:
@@ -121,6 +122,7 @@ class TaskEngine:
             arguments=start.arguments,
             modern=start.modern,
             client_capabilities=start.client_capabilities,
+            answers=start.answers,
         )
         record = await self.store.create(record)
         if not start.modern:

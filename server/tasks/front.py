@@ -31,6 +31,7 @@ from pydantic import Field
 
 from bridge.pending import CALL_TTL_SECONDS
 from bridge.task_store import TaskLimitError
+from server.call_ports import TaskStartNow
 from server.protocol_era import is_modern
 from server.tasks.engine import Live, TaskStart
 from server.tasks.wire import EXTENSION, HANDSHAKE_TASKS, created, detailed, error_of, outcome, task_fields
@@ -99,10 +100,21 @@ class TaskFront:
             if modern:  # the server decides: this one answers at once
                 return await call_next(ctx)
             raise MCPError(code=METHOD_NOT_FOUND, message=f"{name} does not run as a task; call it without `task`.")
+        if modern and tool.task_starts_in_run:  # it runs while the client waits until it says where the task starts
+            try:
+                return await call_next(ctx)
+            except TaskStartNow as now:
+                return await self._start(ctx, name, arguments, modern, params, now.answers)
         return await self._start(ctx, name, arguments, modern, params)
 
     async def _start(
-        self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], modern: bool, params: Any
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        name: str,
+        arguments: dict[str, Any],
+        modern: bool,
+        params: Any,
+        answers: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         server = self._server
         caller, profile = server.surface.resolve()
@@ -118,6 +130,7 @@ class TaskFront:
             poll_interval_ms=POLL_INTERVAL_MS,
             request=server.request_info(ctx, profile),
             live=Live() if modern else Live(ctx.session, server.conversation_of(ctx.session)),
+            answers=answers or {},
         )
         try:
             record = await self._engine.start(start)

@@ -92,6 +92,9 @@ class TaskPorts(CallPorts):
     def capabilities(self) -> dict[str, Any]:
         return dict(self._record.client_capabilities)
 
+    async def start_task(self) -> None:
+        return None  # (already one)
+
     async def resolve(self, call: DeferredCall) -> Any:
         from bridge.deferred_router import DeferredRouter, from_device
 

@@ -141,6 +141,12 @@ class ClientPort(Protocol):
         """A `notifications/message` on this call's stream, if the client listens at `level`."""
         ...
 
+    async def start_task(self) -> None:
+        """Where a call that may run as an MCP task becomes one: what came before ran while the client waited (its
+        questions answered in the request); on a request that asked for a task, raises `InputRequired` so the front
+        makes the task, which runs the call again from the start, with those answers. Elsewhere, nothing."""
+        ...
+
 
 class ToolDoor(Protocol):
     """The way back in for a call made inside a call (a plugin's `context.call_tool`): the front door."""

@@ -77,6 +77,11 @@ class Tool:
         device or on a person may; the others answer at once."""
         return "optional" if self.reaches_client else "forbidden"
 
+    @property
+    def task_starts_in_run(self) -> bool:
+        """Whether the call becomes a task only where it says so (`ClientPort.start_task`), not when it is made."""
+        return False
+
     @cached_property
     def description(self) -> str:
         return inspect.cleandoc(self.function.__doc__ or "")

@@ -19,7 +19,7 @@ from typing import Any
 
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import ErrorCode, InputRequired, ToolError
-from toolsets.extensions.plugins.context import METHODS
+from toolsets.extensions.plugins.context import METHODS, START_TASK_KEY, START_TASK_METHOD
 from toolsets.extensions.plugins.nested import refusal
 
 MAX_REQUESTS = 16  # questions in one ask
@@ -31,6 +31,7 @@ MAX_KEY = 100
 class ClientRequests:
     ctx: ToolContext[Any]
     may_ask: bool = True  # a tool declares it (TOOL_SPEC asks_client); resources and prompts always may
+    may_start_task: bool = False  # a tool declares it (TOOL_SPEC task_start "run")
     pending: Any = None  # the InputRequired payload of a 2026-07-28 round
     refused: ToolError | None = None
     made: int = field(default=0)
@@ -41,6 +42,8 @@ class ClientRequests:
         return dict(port.capabilities()) if port is not None and self.may_ask else {}
 
     async def ask(self, requests: Any) -> dict[str, Any]:
+        if requests == {START_TASK_KEY: {"method": START_TASK_METHOD, "params": {}}}:
+            return await self._start_task()
         problem = _problem(requests)
         if problem is not None:
             return refusal("validation", problem)
@@ -64,6 +67,20 @@ class ClientRequests:
                 self.refused = exc
             return refusal(exc.code.value, exc.message)
         return {"ok": True, "value": answers}
+
+    async def _start_task(self) -> dict[str, Any]:
+        if not self.may_start_task:
+            return refusal("not_configured", 'a tool that starts its task in run declares "task_start": "run"')
+        port = self.ctx.client
+        if port is not None:
+            if self.pending is not None:
+                return {"ok": False, "code": "input_required", "reason": "questions are already waiting for the client"}
+            try:
+                await port.start_task()
+            except InputRequired as exc:
+                self.pending = exc.payload
+                return {"ok": False, "code": "input_required", "reason": "the call goes on as a task"}
+        return {"ok": True, "value": {START_TASK_KEY: {}}}
 
 
 def _problem(requests: Any) -> str | None:

@@ -56,6 +56,10 @@ METHODS = {"elicitation": "elicitation/create", "sampling": "sampling/createMess
 NestedSink = Callable[[str, dict[str, Any]], "concurrent.futures.Future[dict[str, Any]]"]
 
 
+START_TASK_KEY = "truloop/start-task"  # (not a question: `ClientRequests` hands it to `ClientPort.start_task`)
+START_TASK_METHOD = "truloop/startTask"
+
+
 class ToolCallError(Exception):
     """A tool called through `context.call_tool` failed, was cancelled or was refused; `code` is the assistant's
     error code (validation, not_found, forbidden, cancelled, ...), `reason` what the model would have read."""
@@ -187,6 +191,12 @@ class PluginContext:
         """The client's roots: `[{"uri": "file:///...", "name": ...}]`."""
         answer = self._one(key or self._next_key("roots"), METHODS["roots"], {})
         return _then(answer, lambda result: list((result or {}).get("roots") or []))
+
+    def start_task(self) -> Any:
+        """(A tool with `"task_start": "run"`.) Everything before ran while the client waited; if the client asked for
+        a task, the call becomes one here: this run ends, and the task runs `run` again from the start, with the
+        answers the client gave so far. Otherwise it goes on. Returns None (an awaitable on an event loop)."""
+        return _then(self.ask({START_TASK_KEY: {"method": START_TASK_METHOD, "params": {}}}), lambda answers: None)
 
     def _next_key(self, what: str) -> str:
         self._asked[0] += 1

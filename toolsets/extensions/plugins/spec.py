@@ -12,6 +12,7 @@ TOOL_SPEC = {
     "returns": "structured",                 # optional: "content" when run returns MCP content blocks
     "asks_client": False,                    # optional: true when run uses context.elicit / sample / list_roots / ask
     "task_support": "optional",              # optional: forbidden (default), optional or required: MCP tasks
+    "task_start": "call",                    # optional: "run" when run calls context.start_task() (see plugins.md)
 }
 
 A file declares one of `TOOL_SPEC`, `RESOURCE_SPEC` (resource_spec.py) and `PROMPT_SPEC` (prompt_spec.py); which one
@@ -56,6 +57,14 @@ class PluginSpec(BaseModel):
     asks_client: bool = False
     # whether a client may (optional) or must (required) run it as an MCP task, polling for its result
     task_support: Literal["forbidden", "optional", "required"] = "forbidden"
+    # "run": the task starts where `run` calls `context.start_task()`; before it, the call runs while the client waits
+    task_start: Literal["call", "run"] = "call"
+
+    @model_validator(mode="after")
+    def _task_start_needs_tasks(self) -> PluginSpec:
+        if self.task_start == "run" and self.task_support == "forbidden":
+            raise ValueError('"task_start": "run" needs "task_support" optional or required')
+        return self
 
     @model_validator(mode="after")
     def _content_has_no_schema(self) -> PluginSpec:

@@ -57,6 +57,10 @@ class PluginTool(Tool):
         return self.version.tool_spec.task_support
 
     @property
+    def task_starts_in_run(self) -> bool:
+        return self.version.tool_spec.task_start == "run"
+
+    @property
     def input_schema(self) -> dict[str, Any]:
         return self.version.tool_spec.input_schema
 

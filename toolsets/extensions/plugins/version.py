@@ -118,7 +118,12 @@ class PluginVersion:
         from toolsets.extensions.plugins.client_requests import ClientRequests
         from toolsets.extensions.plugins.nested import NestedCalls
 
-        client = ClientRequests(ctx, may_ask=self.spec.kind != "tool" or self.tool_spec.asks_client)
+        tool = self.spec.kind == "tool"
+        client = ClientRequests(
+            ctx,
+            may_ask=not tool or self.tool_spec.asks_client,
+            may_start_task=tool and self.tool_spec.task_start == "run",
+        )
         send, receive = anyio.create_memory_object_stream[tuple[Any, ...]](PROGRESS_WAITING)
         put = _thread_safe_put(send)
         info = CallInfo(

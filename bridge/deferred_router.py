@@ -21,7 +21,7 @@ from toolsets.core.call_notes import DeferredRoute
 from toolsets.core.context import DeferredCall
 from toolsets.core.deferred import DeviceMethod, device_result
 from toolsets.core.device_answer import DeviceError, canceled, denied, device_answer
-from toolsets.core.errors import ErrorCode, ToolError
+from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolError
 from toolsets.core.tool import Tool
 
 logger = logging.getLogger("truloop.deferred")
@@ -71,7 +71,7 @@ class DeferredRouter:
             try:
                 if await self._bridge.reachable(call.caller.user_id):
                     return await self._via_device(device, call)
-            except ToolError:
+            except (ToolError, InputRequired, CallCancelled):  # (an MCP task's call, sent: InputRequired)
                 raise
             except DeviceUnreachable:
                 logger.info("no channel took %s for %s; trying the MCP client", call.tool_name, call.caller.user_id)

@@ -140,15 +140,15 @@ class TruloopMCP(MCPServer):
         # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
         advertise_tools_changed(self)
         self.middleware.append(WireErrors())  # outside the lean path: every request answers the same errors
-        tasks = deployment.tasks
-        if tasks is not None:  # MCP tasks (server/tasks/): before the lean path, which takes only plain calls
-            from server.tasks.front import TaskFront
-
-            TaskFront(self, tasks).install()
         if fast_paths:
             from server import speed
 
             speed.install(self)
+        tasks = deployment.tasks
+        if tasks is not None:  # MCP tasks (server/tasks/): inside the lean path, which takes only plain calls
+            from server.tasks.front import TaskFront
+
+            TaskFront(self, tasks).install()
 
     @property
     def services(self) -> Services:

@@ -83,6 +83,7 @@ from server.speed.lean_path import LeanPath
 from server.speed.plain_calls import plain_call
 from server.speed.sse_sender import HOLD_HEADERS_SECONDS, PING_SECONDS, ping_comment, sse_headers
 from server.sse_replay import RETRY_MS, sse_frame
+from server.tasks.front import TaskFront
 from server.wire_errors import WireErrors, wire_error
 
 if TYPE_CHECKING:
@@ -130,16 +131,18 @@ class LeanSession:
     @property
     def direct(self) -> LeanPath | None:
         """The lean path, when the server middleware it sits in is only the SDK's `RequestStateBoundary` and
-        `WireErrors` before it: for a plain handshake-era `tools/call` the first passes the request and the answer
-        through untouched (no `requestState` in, no `input_required` out), and the second's mapping is applied here
-        to what the call raises, so the call may go straight to `LeanPath.tools_call`. Any
-        other middleware (an OpenTelemetry span, a user's) keeps the runner's whole chain."""
+        `WireErrors` before it (and the task front after it, which never takes a plain call): for a plain
+        handshake-era `tools/call` the first passes the request and the answer through untouched (no `requestState`
+        in, no `input_required` out), and the second's mapping is applied here to what the call raises, so the call
+        may go straight to `LeanPath.tools_call`. Any other middleware (an OpenTelemetry span, a user's) keeps the
+        runner's whole chain."""
         middleware = self._middleware
         if (
-            len(middleware) == 3
+            len(middleware) in (3, 4)
             and type(middleware[0]) is RequestStateBoundary
             and type(middleware[1]) is WireErrors
             and middleware[2] is self._lean
+            and (len(middleware) == 3 or type(middleware[3]) is TaskFront)  # (it never takes a plain call)
         ):
             return self._lean
         return None

@@ -70,6 +70,11 @@ class LeanPath:
     ) -> dict[str, Any]:
         """A handshake-era `tools/call` whose params were checked here, answered in its wire form."""
         server = self._server
+        tool = server.caller_tool(name)
+        if tool is not None and tool.task_support == "required":  # (the task front's refusal, for a plain call)
+            from server.tasks.front import untasked
+
+            raise untasked(name, modern=False)
 
         def context() -> Context:
             return server.sdk_context(

@@ -237,7 +237,7 @@ class StdioFront:
         call = plain_call(params)  # a progress token was already left to the SDK (`_plain_request`)
         door = self._door()
         tool = door.toolset(self._profile).get(call[0]) if call is not None else None
-        if call is None or (tool is not None and tool.reaches_client):
+        if call is None or (tool is not None and (tool.reaches_client or tool.task_support == "required")):
             await self._forward(data)  # a server -> client request may be needed: the SDK's session asks it
             return
         refusal = self.checker.admit(data)

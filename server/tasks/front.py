@@ -94,7 +94,7 @@ class TaskFront:
         support = tool.task_support
         if not wanted:
             if support == "required":
-                raise _required(name, modern)
+                raise untasked(name, modern=modern)
             return await call_next(ctx)
         if support == "forbidden":
             if modern:  # the server decides: this one answers at once
@@ -218,7 +218,7 @@ class TaskFront:
         if not is_modern(ctx.protocol_version):
             return False
         if not _declares_tasks(ctx):
-            raise _required("tasks/*", True)
+            raise untasked("tasks/*", modern=True)
         from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 
         headers = getattr(ctx.request, "headers", None)
@@ -267,7 +267,8 @@ def _ttl(task: Any) -> int:
     return MAX_TTL_MS
 
 
-def _required(name: str, modern: bool) -> MCPError:
+def untasked(name: str, *, modern: bool) -> MCPError:
+    """The refusal of a call of a tool that runs only as a task, made without asking for one."""
     if not modern:
         return MCPError(code=METHOD_NOT_FOUND, message=f"{name} runs only as a task: call it with `task`.")
     return MCPError(

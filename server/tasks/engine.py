@@ -46,9 +46,10 @@ MAX_LIVE = 10_000  # tasks whose open 2025-11-25 session this replica remembers 
 
 @dataclass(slots=True)
 class Live:
-    """What only the replica that made a task has: the session that asked for it (2025-11-25), its conversation."""
+    """What only the replica that made a task has: the connection of the session that asked for it (2025-11-25), and
+    that session's conversation."""
 
-    session: Any = None
+    connection: Any = None
     conversation: Conversation | None = None
 
 
@@ -87,8 +88,7 @@ class TaskEngine:
         self._scopes: dict[str, anyio.CancelScope] = {}  # runs going on here, to cancel them
         self._locks: dict[str, anyio.Lock] = {}  # one run of a task at a time on this replica
         self._live: dict[str, Live] = {}
-        self._changed: dict[str, anyio.Event] = {}  # set when a task changes here (tasks/result, notifications)
-        self.on_change: Callable[[TaskRecord, Live | None], Any] | None = None  # (server/tasks/front.py)
+        self._changed: dict[str, anyio.Event] = {}  # set when a task changes here (tasks/result waits on it)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -271,14 +271,21 @@ class TaskEngine:
                 self._locks.pop(task_id, None)
 
     async def _call(self, record: TaskRecord, request: RequestInfo | None) -> ToolResult:
-        from server.tasks.ports import TaskPorts  # (the MCP SDK: not before a stdio server's first answer)
+        from server.tasks.ports import TaskPorts, TaskSession  # (the MCP SDK: not before a stdio server's first answer)
 
         live = self._live.get(record.task_id)
+        session = None
+        if live is not None and live.connection is not None:
+
+            async def waiting(asking: bool) -> None:
+                await self._waiting(record, asking)
+
+            session = TaskSession(live.connection, record.task_id, waiting)
         caller = Caller(user_id=record.owner, role=record.role, timezone=record.timezone, claims=record.claims)  # type: ignore[arg-type]
         ports = TaskPorts(
             record,
             self._bridge,
-            session=live.session if live is not None else None,
+            session=session,
             device_sent=lambda call: self._device_sent(record, call),
             timeout=self._timeout,
             stdio=self._stdio,
@@ -310,6 +317,19 @@ class TaskEngine:
         if changed is None or changed.terminal:
             raise CallCancelled("the task was cancelled")
 
+    async def _waiting(self, record: TaskRecord, asking: bool) -> None:
+        """(2025-11-25) The run asks the session that made the task, or has its answer."""
+        update = (
+            {"status": "input_required", "status_message": "Waiting for the client's answer."}
+            if asking
+            else {"status": "working", "status_message": None}
+        )
+        changed = await self.store.change(
+            record.owner, record.task_id, lambda current: current.model_copy(update=update)
+        )
+        if changed is not None:
+            self._changed_here(changed)
+
     async def _settle(self, owner: str, task_id: str, outcome: ToolResult) -> None:
         update = settled(outcome)
         record = await self.store.change(owner, task_id, lambda record: record.model_copy(update=update))
@@ -334,8 +354,19 @@ class TaskEngine:
         live = self._live.get(record.task_id)
         if record.terminal:
             self._live.pop(record.task_id, None)
-        if self.on_change is not None:
-            self.on_change(record, live)
+        if live is not None and live.connection is not None and self._tg is not None:
+            self._tg.start_soon(_notify_status, live.connection, record)
+
+
+NOTIFY_SECONDS = 2.0  # a client that does not read its stream holds up no task
+
+
+async def _notify_status(connection: Any, record: TaskRecord) -> None:
+    """(2025-11-25) `notifications/tasks/status` to the session that made the task, while it is open."""
+    from server.tasks.wire import task_fields
+
+    with anyio.move_on_after(NOTIFY_SECONDS), contextlib.suppress(Exception):
+        await connection.notify("notifications/tasks/status", task_fields(record, modern=False))
 
 
 def _answered_unrun(record: TaskRecord) -> bool:

@@ -33,6 +33,7 @@ from bridge.pending import CALL_TTL_SECONDS
 from bridge.task_store import TaskLimitError
 from server.call_ports import TaskStartNow
 from server.protocol_era import is_modern
+from server.sdk_compat import connection_of
 from server.tasks.engine import Live, TaskStart
 from server.tasks.wire import EXTENSION, HANDSHAKE_TASKS, created, detailed, error_of, outcome, task_fields
 
@@ -129,7 +130,7 @@ class TaskFront:
             ttl_ms=MAX_TTL_MS if modern else _ttl(params.get("task")),
             poll_interval_ms=POLL_INTERVAL_MS,
             request=server.request_info(ctx, profile),
-            live=Live() if modern else Live(ctx.session, server.conversation_of(ctx.session)),
+            live=Live() if modern else Live(connection_of(ctx.session), server.conversation_of(ctx.session)),
             answers=answers or {},
         )
         try:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 
 from server.call_ports import CallPorts
+from server.tasks.wire import RELATED_TASK
 from toolsets.core.errors import InputRequired
 
 if TYPE_CHECKING:
@@ -54,6 +55,47 @@ class TaskAskContext:
 
 
 DeviceSent = Callable[["PendingCall"], Awaitable[None]]  # record the device call on the task (before it is sent)
+Waiting = Callable[[bool], Awaitable[None]]  # the task waits for the client's answer (True) or not any more (False)
+
+
+class TaskSession:
+    """(2025-11-25) The session that made a task, as its run asks it: each request goes out on the connection's own
+    channel (the request that made the task has been answered), carries the related-task `_meta`, and the task is
+    `input_required` while the client answers."""
+
+    def __init__(self, connection: Any, task_id: str, waiting: Waiting) -> None:
+        self._connection = connection
+        self._meta = {RELATED_TASK: {"taskId": task_id}}
+        self._waiting = waiting
+
+    @property
+    def can_send_request(self) -> bool:
+        return bool(getattr(self._connection, "has_standalone_channel", False))
+
+    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        await self._waiting(True)
+        try:
+            return await self._connection.send_raw_request(method, {**params, "_meta": self._meta})
+        finally:
+            await self._waiting(False)
+
+    async def elicit_form(self, message: str, schema: dict[str, Any], related_request_id: Any = None) -> Any:
+        params = {"mode": "form", "message": message, "requestedSchema": schema}
+        return types.ElicitResult.model_validate(await self._ask("elicitation/create", params), by_name=False)
+
+    async def create_message(
+        self, messages: Any, *, max_tokens: int, related_request_id: Any = None, **rest: Any
+    ) -> Any:
+        fields = {"messages": messages, "max_tokens": max_tokens, **{k: v for k, v in rest.items() if v is not None}}
+        params = types.CreateMessageRequestParams.model_validate(fields)
+        dumped = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return types.CreateMessageResultWithTools.model_validate(
+            await self._ask("sampling/createMessage", dumped), by_name=False
+        )
+
+    async def send_request(self, request: Any, result_type: Any, metadata: Any = None) -> Any:
+        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return result_type.model_validate(await self._ask(data["method"], data.get("params") or {}), by_name=False)
 
 
 class TaskPorts(CallPorts):

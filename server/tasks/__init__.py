@@ -1,0 +1,1 @@
+"""MCP tasks: a tool call the client polls instead of waiting on, kept in the task store (docs/devices.md)."""

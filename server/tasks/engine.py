@@ -150,13 +150,16 @@ class TaskEngine:
 
     async def wait(self, owner: str, profile: str, task_id: str) -> TaskRecord | None:
         """The task once it is finished (None: no such task, or it expired meanwhile)."""
-        while True:
-            event = self._changed.setdefault(task_id, anyio.Event())
-            record = await self.get(owner, profile, task_id)
-            if record is None or record.terminal:
-                return record
-            with anyio.move_on_after(record.poll_interval_ms / 1000):  # (finished on another replica: read again)
-                await event.wait()
+        try:
+            while True:
+                event = self._changed.setdefault(task_id, anyio.Event())
+                record = await self.get(owner, profile, task_id)
+                if record is None or record.terminal:
+                    return record
+                with anyio.move_on_after(record.poll_interval_ms / 1000):  # (finished on another replica: read again)
+                    await event.wait()
+        finally:
+            self._changed.pop(task_id, None)  # (another waiter of the same task makes its own on its next turn)
 
     # -- what the client sends ---------------------------------------------------------------------------------
 

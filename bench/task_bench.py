@@ -40,9 +40,9 @@ sys.path.insert(0, str(PROJECT_DIR / "bench"))
 from deferred_bench import BenchError, bearer, percentile, spawn_server  # noqa: E402
 
 from bridge.device import DeviceSimulator, sample_calendar  # noqa: E402
+from tests.support import TASKS_EXTENSION as EXT  # noqa: E402
+from tests.support import RpcError, modern_request  # noqa: E402
 
-EXT = "io.modelcontextprotocol/tasks"
-MODERN = "2026-07-28"
 DAY = {"start_date": "2026-03-10T00:00:00+09:00", "end_date": "2026-03-11T00:00:00+09:00"}
 CALL = {"name": "get_calendar_events", "arguments": {"notification_message": "Calendar", **DAY}}
 
@@ -63,33 +63,17 @@ class Figures:
 
 
 class Modern:
-    """2026-07-28 requests of one caller over one connection pool."""
+    """2026-07-28 requests of one caller over one connection pool (tests/support.py's `modern_request`)."""
 
     def __init__(self, client: httpx.AsyncClient, base: str, token: str) -> None:
-        self._client, self._url, self._token = client, f"{base}/mcp", token
+        self._client, self._base, self._token = client, base, token
 
     async def __call__(self, method: str, params: dict[str, Any], *, tasks: bool = True) -> dict[str, Any]:
         caps = {"extensions": {EXT: {}}} if tasks else {}
-        meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": caps}
-        headers = {
-            "Authorization": f"Bearer {self._token}",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": MODERN,
-            "Mcp-Method": method,
-        }
-        name = params.get("name") if method == "tools/call" else params.get("taskId")
-        if name:
-            headers["Mcp-Name"] = name
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
-        response = await self._client.post(self._url, json=body, headers=headers)
-        text = response.text
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            text = next(line[5:] for line in text.splitlines() if line.startswith("data:") and '"id"' in line)
-        message = json.loads(text)
-        if "error" in message:
-            raise BenchError(f"{method}: {message['error']}")
-        result: dict[str, Any] = message["result"]
-        return result
+        try:
+            return await modern_request(self._client, self._base, self._token, method, params, caps)
+        except RpcError as failed:
+            raise BenchError(f"{method}: {failed.error}") from None
 
 
 @contextlib.asynccontextmanager

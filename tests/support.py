@@ -390,3 +390,92 @@ async def answering_device(
             seen.append({"envelope": envelope, "request": request})
             body = {"jsonrpc": "2.0", "id": request["id"], **answer(request)}
             await bridge.answer("alice", RpcResponse.model_validate(body))
+
+
+@contextlib.asynccontextmanager
+async def device_online(base: str, user: str, answers: Any = None) -> AsyncIterator[Any]:
+    """A simulated phone of `user` (bridge/device.py), connected to `base` (the server knows it is online) for the
+    duration of the block."""
+    import functools
+
+    import anyio
+
+    from bridge.device import DeviceSimulator
+
+    device = DeviceSimulator(base, token(sub=user), answers)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(functools.partial(device.run, reconnect=False))
+        with anyio.fail_after(5):
+            await device.connected.wait()
+        yield device
+        tg.cancel_scope.cancel()
+
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+class RpcError(Exception):
+    """A JSON-RPC error answer (its `code`, and the whole `error`)."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error)
+        self.code = error.get("code")
+        self.error = error
+
+
+def rpc_answer(status_and_type: tuple[int, str], text: str, request_id: Any) -> dict[str, Any]:
+    """The result of request `request_id` from a streamable-HTTP answer (JSON, or SSE events); raises `RpcError`."""
+    import json
+
+    _, content_type = status_and_type
+    if content_type.startswith("text/event-stream"):
+        for line in text.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                message = json.loads(line[5:])
+                if message.get("id") == request_id:
+                    break
+        else:
+            raise AssertionError(f"no answer to {request_id} in {text!r}")
+    else:
+        message = json.loads(text)
+    if "error" in message:
+        raise RpcError(message["error"])
+    result: dict[str, Any] = message["result"]
+    return result
+
+
+async def modern_request(
+    client: Any, base: str, bearer: str, method: str, params: dict[str, Any], capabilities: dict[str, Any]
+) -> dict[str, Any]:
+    """One 2026-07-28 request over `client` (an httpx.AsyncClient): stateless, with its envelope in `_meta` and the
+    routing headers (`Mcp-Method`, `Mcp-Name`) as a client sends them; raises `RpcError`."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
+    headers = {
+        "Authorization": f"Bearer {bearer}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": method,
+    }
+    name = params.get("name") if method == "tools/call" else params.get("taskId")
+    if name:
+        headers["Mcp-Name"] = name
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    response = await client.post(f"{base}/mcp", json=body, headers=headers)
+    return rpc_answer((response.status_code, response.headers.get("content-type", "")), response.text, 1)
+
+
+def replica_env(redis_url: str, redis_prefix: str, database_url: str | None = None, **extra: str) -> dict[str, str]:
+    """The environment of replicas that share one Redis (under their own prefix), one state key and, given one, one
+    PostgreSQL store: the tests' JWT secret."""
+    shared = {"DATABASE_URL": database_url} if database_url else {}
+    return child_env(
+        TRULOOP_JWT_SECRET=SECRET,
+        REDIS_URL=redis_url,
+        TRULOOP_REDIS_PREFIX=redis_prefix,
+        TRULOOP_STATE_KEYS="replica-shared-state-key-" + "k" * 24,
+        **shared,
+        **extra,
+    )

@@ -3,8 +3,6 @@ subprocess, called by an MCP client over streamable HTTP; plus the simulator's o
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
 import secrets
 import socket
@@ -22,6 +20,7 @@ from bridge.device import DeviceChannelError, DeviceSimulator, StreamLost, inter
 from tests.support import (
     MODES,
     child_env,
+    device_online,
     device_ready_http_server,
     error_of,
     eventually,
@@ -41,18 +40,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def new_user() -> str:
     return "user-" + secrets.token_hex(4)
-
-
-@contextlib.asynccontextmanager
-async def device_online(base: str, user: str, answers: Any = None) -> AsyncIterator[DeviceSimulator]:
-    """A simulated phone of `user`, connected (the server knows it is online) for the duration of the block."""
-    device = DeviceSimulator(base, token(sub=user), answers)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(functools.partial(device.run, reconnect=False))
-        with anyio.fail_after(5):
-            await device.connected.wait()
-        yield device
-        tg.cancel_scope.cancel()
 
 
 # -- against the real server -----------------------------------------------------------------

@@ -28,9 +28,9 @@ from sse_starlette import EventSourceResponse
 from server.speed.sse_sender import sse_headers
 from server.speed.write_combining import WriteCombiningTransport, http_protocol
 from server.uvicorn_server import parser_name
-from tests.e2e.test_device_simulator import device_online
 from tests.support import (
     answering,
+    device_online,
     device_ready_http_server,
     error_of,
     eventually,

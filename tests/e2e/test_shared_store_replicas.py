@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import SECRET, child_env, mcp_client, payload, spawn_http_server, token
+from tests.support import mcp_client, payload, replica_env, spawn_http_server, token
 
 NEXT_YEAR = dt.date.today().year + 1
 EVENT = {
@@ -28,13 +28,7 @@ def replicas(redis_url: str, redis_prefix: str, database_url: str, tmp_path: Pat
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "travel.md").write_text("# Travel policy\n\n## KTX 예약\n\n출장 KTX는 회사 카드로 예약합니다.\n")
-    env = child_env(
-        TRULOOP_JWT_SECRET=SECRET,
-        REDIS_URL=redis_url,
-        TRULOOP_REDIS_PREFIX=redis_prefix,
-        TRULOOP_STATE_KEYS="replica-shared-state-key-" + "k" * 24,
-        DATABASE_URL=database_url,
-    )
+    env = replica_env(redis_url, redis_prefix, database_url)
     with contextlib.ExitStack() as stack:
         a = stack.enter_context(spawn_http_server("--data-dir", str(tmp_path / "a"), "--docs", str(docs), env=env))
         b = stack.enter_context(spawn_http_server("--data-dir", str(tmp_path / "b"), env=env))

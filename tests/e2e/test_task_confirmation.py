@@ -15,11 +15,19 @@ import anyio
 import httpx
 import pytest
 
-from tests.support import SECRET, TRULOOP, child_env, paths_env, spawn_http_server, token
+from tests.support import (
+    SECRET,
+    TASKS_EXTENSION,
+    TRULOOP,
+    child_env,
+    modern_request,
+    paths_env,
+    spawn_http_server,
+    token,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
-EXT = "io.modelcontextprotocol/tasks"
 RELATED = "io.modelcontextprotocol/related-task"
 
 
@@ -110,29 +118,9 @@ def http_base(tmp_path: Path) -> Iterator[str]:
 
 
 async def modern(base: str, bearer: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {EXT: {}}},
-    }
-    headers = {
-        "Authorization": f"Bearer {bearer}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28",
-        "Mcp-Method": method,
-    }
-    name = params.get("name") if method == "tools/call" else params.get("taskId")
-    if name:
-        headers["Mcp-Name"] = name
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    capabilities = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
     async with httpx.AsyncClient(timeout=15) as client:
-        response = await client.post(f"{base}/mcp", json=body, headers=headers)
-    text = response.text
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        text = next(line[5:] for line in text.splitlines() if line.startswith("data:") and '"id"' in line)
-    message: dict[str, Any] = json.loads(text)
-    assert "error" not in message, message
-    result: dict[str, Any] = message["result"]
-    return result
+        return await modern_request(client, base, bearer, method, params, capabilities)
 
 
 async def status_of(base: str, bearer: str, task_id: str, *wanted: str) -> dict[str, Any]:

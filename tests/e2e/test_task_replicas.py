@@ -6,8 +6,6 @@ and a client that does not ask for a task gets today's blocking answer."""
 from __future__ import annotations
 
 import contextlib
-import functools
-import json
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -17,12 +15,23 @@ import anyio
 import httpx
 import pytest
 
-from bridge.device import DeviceSimulator, sample_calendar
-from tests.support import SECRET, child_env, eventually, http_server_process, token
+from bridge.device import sample_calendar
+from tests.support import (
+    TASKS_EXTENSION as EXT,
+)
+from tests.support import (
+    RpcError,
+    device_online,
+    eventually,
+    http_server_process,
+    modern_request,
+    replica_env,
+    rpc_answer,
+    token,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-EXT = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
 DAY = {"start_date": "2026-03-10T00:00:00+09:00", "end_date": "2026-03-11T00:00:00+09:00"}
 CALENDAR = {"name": "get_calendar_events", "arguments": {"notification_message": "Reading your calendar", **DAY}}
@@ -59,13 +68,7 @@ class Replicas:
 
 @pytest.fixture
 def replicas(redis_url: str, redis_prefix: str, database_url: str, tmp_path: Path) -> Iterator[Replicas]:
-    env = child_env(
-        TRULOOP_JWT_SECRET=SECRET,
-        REDIS_URL=redis_url,
-        TRULOOP_REDIS_PREFIX=redis_prefix,
-        TRULOOP_STATE_KEYS="replica-shared-state-key-" + "k" * 24,
-        DATABASE_URL=database_url,
-    )
+    env = replica_env(redis_url, redis_prefix, database_url)
     with contextlib.ExitStack() as stack:
         yield Replicas(env, tmp_path, stack)
 
@@ -74,64 +77,24 @@ def new_user() -> str:
     return "user-" + secrets.token_hex(4)
 
 
-@contextlib.asynccontextmanager
-async def device_on(base: str, user: str, gate: anyio.Event | None = None) -> AsyncIterator[DeviceSimulator]:
-    """The user's simulated phone on `base`: it answers calendar requests, once `gate` is set if one is given."""
+def held_calendar(gate: anyio.Event) -> dict[str, Any]:
+    """A phone's answers: calendar requests, answered once `gate` is set."""
 
     async def calendar(params: dict[str, Any]) -> Any:
-        if gate is not None:
-            await gate.wait()
+        await gate.wait()
         return sample_calendar(params)
 
-    device = DeviceSimulator(base, token(sub=user), {"calendar.getEvents": calendar})
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(functools.partial(device.run, reconnect=False))
-        with anyio.fail_after(5):
-            await device.connected.wait()
-        yield device
-        tg.cancel_scope.cancel()
-
-
-class RpcError(Exception):
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(error)
-        self.code = error.get("code")
-
-
-def _answer(response: httpx.Response, request_id: int) -> dict[str, Any]:
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        for line in response.text.splitlines():
-            if line.startswith("data:") and line[5:].strip():
-                message = json.loads(line[5:])
-                if message.get("id") == request_id:
-                    break
-        else:
-            raise AssertionError(f"no answer to {request_id} in {response.text!r}")
-    else:
-        message = response.json()
-    if "error" in message:
-        raise RpcError(message["error"])
-    result: dict[str, Any] = message["result"]
-    return result
+    return {"calendar.getEvents": calendar}
 
 
 async def modern(base: str, bearer: str, method: str, params: dict[str, Any], *, tasks: bool = True) -> dict[str, Any]:
-    """One 2026-07-28 request (stateless: every request carries its envelope), declaring tasks when `tasks`."""
-    caps: dict[str, Any] = {"extensions": {EXT: {}}} if tasks else {}
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": caps}
-    headers = {
-        "Authorization": f"Bearer {bearer}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
-    }
-    name = params.get("name") if method == "tools/call" else params.get("taskId")
-    if name is not None:
-        headers["Mcp-Name"] = name
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    """One 2026-07-28 request, declaring tasks when `tasks`."""
     async with httpx.AsyncClient(timeout=15) as client:
-        response = await client.post(f"{base}/mcp", json=body, headers=headers)
-    return _answer(response, 1)
+        return await modern_request(client, base, bearer, method, params, {"extensions": {EXT: {}}} if tasks else {})
+
+
+def _answer(response: httpx.Response, request_id: int) -> dict[str, Any]:
+    return rpc_answer((response.status_code, response.headers.get("content-type", "")), response.text, request_id)
 
 
 class Handshake:
@@ -185,7 +148,7 @@ async def test_a_2026_task_made_on_a_is_answered_on_b_and_read_after_a_restarts(
     user = new_user()
     bearer = token(sub=user)
     gate = anyio.Event()
-    async with device_on(replicas.b, user, gate) as device:
+    async with device_online(replicas.b, user, held_calendar(gate)) as device:
         made = await modern(replicas.a, bearer, "tools/call", CALENDAR)
         assert made["resultType"] == "task" and made["status"] == "working"
         assert made["ttlMs"] == 3_600_000 and made["pollIntervalMs"] > 0
@@ -221,7 +184,7 @@ async def test_a_2025_task_made_on_a_is_answered_on_b_and_read_after_a_restarts(
         support = {tool["name"]: tool.get("execution", {}).get("taskSupport") for tool in listed["tools"]}
         assert support["get_calendar_events"] == "optional" and support["get_current_datetime"] is None
         gate = anyio.Event()
-        async with device_on(replicas.b, user, gate) as device:
+        async with device_online(replicas.b, user, held_calendar(gate)) as device:
             made = await on_a.request("tools/call", {**CALENDAR, "task": {"ttl": 600_000}})
             task = made["task"]
             assert task["status"] == "working" and task["ttl"] == 600_000 and "resultType" not in made
@@ -255,7 +218,7 @@ async def test_a_cancelled_tasks_late_device_answer_is_refused(replicas: Replica
     user = new_user()
     bearer = token(sub=user)
     gate = anyio.Event()
-    async with device_on(replicas.b, user, gate) as device:
+    async with device_online(replicas.b, user, held_calendar(gate)) as device:
         made = await modern(replicas.a, bearer, "tools/call", CALENDAR)
         await eventually(lambda: bool(device.received))  # the request reached the phone
         ack = await modern(replicas.b, bearer, "tasks/cancel", {"taskId": made["taskId"]})
@@ -270,7 +233,7 @@ async def test_a_cancelled_tasks_late_device_answer_is_refused(replicas: Replica
 async def test_a_client_that_does_not_ask_for_a_task_waits_for_the_answer(replicas: Replicas) -> None:
     user = new_user()
     bearer = token(sub=user)
-    async with device_on(replicas.b, user):
+    async with device_online(replicas.b, user):
         result = await modern(replicas.a, bearer, "tools/call", CALENDAR, tasks=False)
         assert result["resultType"] == "complete" and "taskId" not in result
         assert event_ids(result) == EVENT_IDS

@@ -259,3 +259,29 @@ def test_inspector_cli_sees_every_result(node_home: Path, tmp_path: Path) -> Non
         node_home, data, *call, "forget_memory", "--tool-arg", f"memory_id={memory}", flags=("--confirm", "strict")
     )
     assert _assert_error_result(cancelled, "cancelled", status="cancelled").startswith("Cancelled")
+
+
+def test_typescript_sdk_client_runs_a_destructive_tool_as_a_task(node_home: Path, tmp_path: Path) -> None:
+    """The SDK's experimental tasks API (2025-11-25): the call answers with a task at once; the confirmation reaches
+    the client's elicitation handler carrying the related-task `_meta`; the result comes from the task."""
+    node = _need("node")
+    done = _run([node, str(TS_DIR / "tasks_client.mjs"), *_server(tmp_path / "data")], node_home)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert done.returncode == 0, f"client failed:\n{done.stdout}\n{done.stderr}"
+    steps = {line["step"]: line for line in lines}
+    assert steps["initialize"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    support = steps["tools/list"]["taskSupport"]
+    assert support["forget_memory"] == "optional" and "get_day_of_week" not in support
+    stream = [line for line in lines if line["step"] == "stream"]
+    assert stream[0]["type"] == "taskCreated" and stream[-1]["type"] == "result", stream
+    task_id = stream[0]["taskId"]
+    assert (
+        steps["elicitation"]["relatedTask"] == {"taskId": task_id}
+        and "forget_memory" in steps["elicitation"]["message"]
+    )
+    result = stream[-1]
+    assert result["isError"] is False and result["structuredContent"] == {
+        "memory_id": result["memoryId"],
+        "forgotten": True,
+    }
+    assert steps["tasks/list"]["tasks"] == [{"taskId": task_id, "status": "completed"}]

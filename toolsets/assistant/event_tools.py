@@ -110,7 +110,7 @@ async def get_events(
     if until - since > MAX_WINDOW:
         raise ToolInputError("The range may span at most 366 days; narrow start/end.")
     events = await services.events.list_for(ctx.caller.user_id, since, until)
-    views = [await event_view(services, event, ctx.caller.user_id) for event in events]
+    views = [await event_view(services, event, ctx.caller) for event in events]
     return EventList(start=since.isoformat(), end=until.isoformat(), events=views)
 
 
@@ -157,7 +157,7 @@ async def create_event(
         availability_deadline=deadline,
     )  # fmt: skip
     event = await services.events.create(ctx.caller.user_id, new, [user.id for user in people])
-    return await event_view(services, event, ctx.caller.user_id)
+    return await event_view(services, event, ctx.caller)
 
 
 @event_toolset.tool(hints=WRITE_IDEMPOTENT)
@@ -198,7 +198,7 @@ async def update_event(
     from toolsets.infra.store.events import EventChanges
 
     updated = await services.events.update(event.id, EventChanges.model_validate(given))
-    return await event_view(services, updated, ctx.caller.user_id)
+    return await event_view(services, updated, ctx.caller)
 
 
 @event_toolset.tool(hints=WRITE_IDEMPOTENT)
@@ -218,7 +218,7 @@ async def invite_to_event(
     refreshed = await services.events.get(event.id)
     if refreshed is None:
         raise ToolError("The event was deleted while inviting; nothing to invite to.", code=ErrorCode.NOT_FOUND)
-    view = await event_view(services, refreshed, ctx.caller.user_id)
+    view = await event_view(services, refreshed, ctx.caller)
     return InviteResult(event=view, invited=added, already_invited=already)
 
 

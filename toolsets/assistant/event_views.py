@@ -9,6 +9,7 @@ from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.services import Services
 
 if TYPE_CHECKING:  # the events store loads on first use, not with the tools
+    from toolsets.core.context import Caller
     from toolsets.infra.store.events import EventRecord
 
 
@@ -45,6 +46,7 @@ class EventView(BaseModel):
         default=None, description="For the owner: how many invitees can make each date"
     )
     your_available_dates: list[str] | None = Field(default=None, description="For an invitee: the dates you submitted")
+    your_timezone: str = Field(default="UTC", description="Your IANA time zone: say this event's times in it")
 
 
 def candidate_range(event: "EventRecord") -> tuple[dt.date, dt.date]:
@@ -56,7 +58,8 @@ def candidate_range(event: "EventRecord") -> tuple[dt.date, dt.date]:
     return first, last
 
 
-async def event_view(services: Services, event: "EventRecord", viewer_id: str) -> EventView:
+async def event_view(services: Services, event: "EventRecord", viewer: "Caller") -> EventView:
+    viewer_id = viewer.user_id
     is_owner = viewer_id == event.owner_id
     names = await services.users.get_many(event.invitee_ids())
     invitees = [
@@ -92,6 +95,7 @@ async def event_view(services: Services, event: "EventRecord", viewer_id: str) -
         invitees=invitees,
         availability_by_date=by_date,
         your_available_dates=None if is_owner else mine,
+        your_timezone=viewer.timezone,
     )
 
 

@@ -5,7 +5,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from toolsets.assistant.event_views import EventView, candidate_range, event_view, visible_event
+from toolsets.assistant.event_views import DateRange, EventView, candidate_range, event_view, visible_event
 from toolsets.assistant.validation import MAX_AVAILABLE_DATES, check_available_dates
 from toolsets.core.annotations import READ_ONLY, WRITE_IDEMPOTENT
 from toolsets.core.context import ToolContext
@@ -28,6 +28,12 @@ class AvailabilityUpdate(BaseModel):
     available_dates: list[str] = Field(description="The dates now on record for you (YYYY-MM-DD, sorted)")
     submitted_at: str = Field(description="When they were recorded, ISO 8601 UTC")
     availability_deadline: str | None = Field(description="Until when you may still change them")
+    # what shows the saved choice on its own (the availability app renders from this result alone)
+    title: str = Field(description="The event's title")
+    start: str = Field(description="The event's start, ISO 8601 with offset")
+    end: str = Field(description="The event's end, ISO 8601 with offset")
+    candidate_date_range: DateRange = Field(description="The dates you may pick from, inclusive")
+    your_timezone: str = Field(description="Your IANA time zone: say the event's times in it")
 
 
 @guest_toolset.tool(hints=READ_ONLY)
@@ -35,7 +41,7 @@ async def list_invited_events(ctx: ToolContext[Services]) -> InvitedEvents:
     """List the events you are invited to, with their candidate dates, deadline and what you submitted."""
     services = ctx.deps
     events = await services.events.invited_events(ctx.caller.user_id)
-    return InvitedEvents(events=[await event_view(services, event, ctx.caller.user_id) for event in events])
+    return InvitedEvents(events=[await event_view(services, event, ctx.caller) for event in events])
 
 
 @guest_toolset.tool(hints=READ_ONLY)
@@ -46,7 +52,7 @@ async def get_event_details(
     """Show one event you are invited to: time, place, candidate dates, deadline and your submitted dates."""
     services = ctx.deps
     event = await visible_event(services, event_id, ctx.caller.user_id, list_tool=GUEST_LIST_TOOL)
-    return await event_view(services, event, ctx.caller.user_id)
+    return await event_view(services, event, ctx.caller)
 
 
 @guest_toolset.tool(hints=WRITE_IDEMPOTENT)
@@ -80,5 +86,7 @@ async def update_guest_availability(
         ) from None
     return AvailabilityUpdate(
         event_id=event.id, available_dates=recorded, submitted_at=stamp,
-        availability_deadline=event.availability_deadline,
+        availability_deadline=event.availability_deadline, title=event.title, start=event.start, end=event.end,
+        candidate_date_range=DateRange(first=first.isoformat(), last=last.isoformat()),
+        your_timezone=ctx.caller.timezone,
     )  # fmt: skip

@@ -199,7 +199,7 @@ class ResourceCatalog:
     async def _view(self, services: Services, scope: ViewScope, event: EventRecord) -> dict[str, Any]:
         from toolsets.assistant.event_views import event_view
 
-        return (await event_view(services, event, scope.user_id)).model_dump(mode="json")
+        return (await event_view(services, event, scope.caller)).model_dump(mode="json")
 
 
 def _no_resource(uri: str) -> str:

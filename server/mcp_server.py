@@ -27,6 +27,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.service import DeviceBridge
+from server.apps_front import AppFront
 from server.completion_front import CompletionFront
 from server.exposure import SessionConversations
 from server.identity import Surface
@@ -121,6 +122,8 @@ class TruloopMCP(MCPServer):
         self.resources = ResourceFront(self, changes, bus, plugin_views)
         self.prompts = PromptFront(self, self.resources)
         self.completer = CompletionFront(self.resources, Completions(services))  # (`completion` is MCPServer's)
+        self.apps = AppFront(self)  # MCP Apps, for the clients that negotiate them (server/apps_front.py)
+        self.apps.install()
         if deployment.plugins is not None:
             deployment.plugins.changes.subscribe(self.announce_plugin_change)
         low = lowlevel_of(self)
@@ -208,7 +211,13 @@ class TruloopMCP(MCPServer):
         return self.tool_lists.published(await door.visible(door.context_for(caller, profile)))
 
     async def _tools_list(self, ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-        return self.tool_lists.wire(*self.pager.page(await self.visible_tools(ctx), params, "tools"))
+        page, next_cursor = self.pager.page(await self.visible_tools(ctx), params, "tools")
+        return self.tools_wire(ctx, page, next_cursor)
+
+    def tools_wire(self, request: Any, page: list[Tool], next_cursor: str | None) -> dict[str, Any]:
+        """One page of `tools/list` in its wire form; with the apps' bindings for a client that negotiated apps."""
+        wire = self.tool_lists.wire(page, next_cursor)
+        return self.apps.tools(wire, page) if self.apps.negotiated(request) else wire
 
     async def visible_tools(self, request: ServerRequestContext[Any, Any]) -> list[Tool]:
         """The tools this request's caller sees, in its era and conversation."""

@@ -91,6 +91,8 @@ class ResourceFront:
         found: list[Any] = [*await self.catalog.resources(scope)]
         if self.plugins is not None:
             found.extend(self.plugins.resources(scope.profile))
+        if self._server.apps.negotiated(ctx):
+            found.extend(self._server.apps.resources(list(self._server.front_door.toolset(scope.profile))))
         entries, next_cursor = self._server.pager.page(found, params, "resources")
         resources = [_listed(entry) for entry in entries]
         return types.ListResourcesResult(resources=resources, next_cursor=next_cursor)
@@ -111,6 +113,9 @@ class ResourceFront:
 
     async def read(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
         uri = checked_uri(params)
+        app = self._server.apps.read(uri) if uri.startswith("ui://") else None
+        if app is not None:
+            return app
         scope = self.scope()
         plugins = self.plugins
         found = plugins.find(uri, scope.profile) if plugins is not None else None
@@ -219,6 +224,8 @@ class ResourceFront:
 
 def _listed(entry: Any) -> types.Resource:
     """A built-in resource's entry or a plugin's spec, as `resources/list` shows it."""
+    if isinstance(entry, types.Resource):  # (an app: server/apps_front.py)
+        return entry
     return types.Resource(
         uri=entry.uri,
         name=entry.name,

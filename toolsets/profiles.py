@@ -22,6 +22,7 @@ from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
 from toolsets.pipeline.approval import ApprovalRequiredToolset
 from toolsets.profile_names import PROFILE_NAMES
+from toolsets.views.app_views import AVAILABILITY, CONFIRM, EVENT, App
 
 if TYPE_CHECKING:
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -33,6 +34,23 @@ Exposure = Literal["full", "progressive"]
 # An allow-list: agents composing notifications must not create events, look users up or send messages, and
 # a toolset added to `member` later stays out until it is listed here.
 NOTIFICATION_SAFE = frozenset({"datetime", "knowledge", "interaction", "permission", "places", "memory"})
+
+
+# MCP Apps (toolsets/views/app_views.py): which tool's call a host that renders apps shows as which app. A guest's
+# event is one that collects their availability; every destructive tool shows the confirmation card.
+TOOL_APPS: Mapping[str, App] = {
+    "update_guest_availability": AVAILABILITY,
+    "get_event_details": AVAILABILITY,
+    "list_invited_events": EVENT,
+    "get_events": EVENT,
+    "create_event": EVENT,
+    "update_event": EVENT,
+}
+
+
+def app_of(tool: Tool) -> App | None:
+    """The app a host that renders apps shows for `tool`'s calls (None: text only)."""
+    return TOOL_APPS.get(tool.name) or (CONFIRM if tool.hints.destructive else None)
 
 
 @dataclass(frozen=True, slots=True)

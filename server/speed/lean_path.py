@@ -89,7 +89,7 @@ class LeanPath:
         """`tools/list`: the SDK's answer for this page of tools, made once per page and protocol version."""
         server = self._server
         page, next_cursor = server.pager.page(await server.visible_tools(request), request.params, "tools")
-        key = (request.protocol_version, next_cursor)
+        key = (request.protocol_version, next_cursor, server.apps.negotiated(request))
         answer = self._answers.get(page, key)
         if answer is None:
             self._handed[id(request)] = (page, next_cursor)
@@ -106,11 +106,11 @@ class LeanPath:
     async def tools_list_handler(self, ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
         """The `tools/list` handler: the page `tools_list` worked out for this request (the SDK hands the handler
         the request object it was given), else the caller's page."""
+        server = self._server
         handed = self._handed.get(id(ctx))
         if handed is None:
-            server = self._server
             handed = server.pager.page(await server.visible_tools(ctx), params, "tools")
-        return self._server.tool_lists.wire(*handed)
+        return server.tools_wire(ctx, *handed)
 
 
 def valid_request(ctx: ServerRequestContext[Any, Any]) -> bool:

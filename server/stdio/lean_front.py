@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("truloop.stdio")
 
+APPS_EXTENSION = "io.modelcontextprotocol/ui"  # (mcp.server.apps.EXTENSION_ID, without importing the SDK)
 _INITIALIZE_KEYS = frozenset({"protocolVersion", "capabilities", "clientInfo", "_meta"})
 
 
@@ -80,6 +81,7 @@ class StdioFront:
         self._profile = self.settings.profile
         self._protocol: str | None = None  # the negotiated handshake version; None until a plain handshake
         self._initialize: dict[str, Any] | None = None  # its request, for the SDK's connection
+        self._apps = False  # the client declared MCP Apps
         self._initialized = False
         self._calls: dict[Any, asyncio.Task[None]] = {}
         self._lists = PerToolList()
@@ -160,7 +162,12 @@ class StdioFront:
             await self._notification(method, data)
         elif method == "tools/call" and _plain_request(data):
             await self._tools_call(data)
-        elif method == "tools/list" and _plain_request(data) and not (data.get("params") or {}).keys() - {"_meta"}:
+        elif (
+            method == "tools/list"
+            and not self._apps
+            and _plain_request(data)
+            and not (data.get("params") or {}).keys() - {"_meta"}
+        ):
             await self._answer(data, self._tools_list)
         elif method == "ping" and _plain_request(data):
             await self._answer(data, _empty)
@@ -186,6 +193,8 @@ class StdioFront:
             return
         params = data["params"]
         self._initialize = data
+        # a client that renders MCP Apps gets its tools/list from the SDK's path, which adds the apps' bindings
+        self._apps = APPS_EXTENSION in (params["capabilities"].get("extensions") or {})
         self._protocol = negotiated_version(params.get("protocolVersion"))
         self._reply(data["id"], initialize_result(params.get("protocolVersion"), self._version))
         self.flush()  # out before the tools are composed

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.support import SECRET, child_env, mcp_client, spawn_http_server, token
@@ -98,8 +99,8 @@ async def shot(page: Any, tmp_path: Path, name: str) -> None:
     await page.screenshot(path=str(path), full_page=True)
     artifacts = os.environ.get("TEST_ARTIFACTS_DIR")
     if artifacts:
-        Path(artifacts).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(artifacts) / path.name)
+        await anyio.Path(artifacts).mkdir(parents=True, exist_ok=True)
+        await anyio.to_thread.run_sync(shutil.copy, path, Path(artifacts) / path.name)
 
 
 async def invited(server: str, guest: str, zone: str) -> tuple[str, str]:

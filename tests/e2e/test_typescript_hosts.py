@@ -285,3 +285,33 @@ def test_typescript_sdk_client_runs_a_destructive_tool_as_a_task(node_home: Path
         "forgotten": True,
     }
     assert steps["tasks/list"]["tasks"] == [{"taskId": task_id, "status": "completed"}]
+
+
+def test_typescript_sdk_client_sees_the_apps_only_when_it_negotiates_them(node_home: Path, tmp_path: Path) -> None:
+    """A client declaring io.modelcontextprotocol/ui sees `_meta.ui.resourceUri` on the bound tools and the apps in
+    `resources/list`; one that does not sees the same tools without it, and no app listed. Both can read an app."""
+    node = _need("node")
+    done = _run([node, str(TS_DIR / "apps_client.mjs"), *_server(tmp_path / "data")], node_home)
+    assert done.returncode == 0, f"client failed:\n{done.stdout}\n{done.stderr}"
+    with_apps, without = (json.loads(line) for line in done.stdout.splitlines() if line.strip())
+    assert with_apps["apps"] is True and without["apps"] is False
+    bound = {
+        name: tool["_meta"]["ui"]["resourceUri"]
+        for name, tool in with_apps["tools"].items()
+        if "ui" in tool.get("_meta", {})
+    }
+    assert bound["get_events"] == bound["create_event"] == bound["update_event"] == "ui://truloop/event.html"
+    assert bound["forget_memory"] == bound["delete_event"] == "ui://truloop/confirm.html"
+    assert "get_day_of_week" not in bound
+    assert {uri for uri in with_apps["resources"] if uri.startswith("ui://")} == {
+        "ui://truloop/event.html", "ui://truloop/confirm.html"
+    }  # fmt: skip
+    # without the extension: the very same tools, nothing of the apps in them, no app listed
+    unbound = {name: {k: v for k, v in tool.items() if k != "_meta"} for name, tool in with_apps["tools"].items()}
+    assert {name: {k: v for k, v in tool.items() if k != "_meta"} for name, tool in without["tools"].items()} == unbound
+    assert not any("_meta" in tool for tool in without["tools"].values())
+    assert not [uri for uri in without["resources"] if uri.startswith("ui://")]
+    for read in (with_apps["read"], without["read"]):
+        assert all(
+            found["mimeType"] == "text/html;profile=mcp-app" and found["size"] < 60_000 for found in read.values()
+        )

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.support import SECRET, child_env, mcp_client, spawn_http_server, token
+from tests.support import SECRET, child_env, mcp_client, modern_request, spawn_http_server, token
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -79,15 +79,24 @@ async def app_html(base: str, bearer: str, uri: str) -> str:
 
 
 async def open_app(
-    browser: Any, base: str, bearer: str, uri: str, tool_input: Any, result: Any, context: dict[str, Any], width: int
+    browser: Any,
+    base: str,
+    bearer: str,
+    uri: str,
+    tool_input: Any,
+    result: Any,
+    context: dict[str, Any],
+    width: int,
+    forward: Any = None,
 ) -> Any:
-    """A page of the test host at `width` px, showing the app with the tool's input and result."""
+    """A page of the test host at `width` px, showing the app with the tool's input and result; the app's
+    `tools/call` goes to the server through `forward` (default: the handshake-era MCP client)."""
     page = await browser.new_page(viewport={"width": width, "height": 900})
 
-    async def forward(params: dict[str, Any]) -> dict[str, Any]:
+    async def handshake_era(params: dict[str, Any]) -> dict[str, Any]:
         return await call(base, bearer, params["name"], params.get("arguments") or {})
 
-    await page.expose_function("forwardToolCall", forward)
+    await page.expose_function("forwardToolCall", forward or handshake_era)
     await page.goto(HOST_PAGE.as_uri())
     html = await app_html(base, bearer, uri)
     await page.evaluate("([h, i, r, c]) => window.loadApp(h, i, r, c)", [html, tool_input, result, context])
@@ -96,7 +105,7 @@ async def open_app(
 
 async def shot(page: Any, tmp_path: Path, name: str) -> None:
     path = tmp_path / f"{name}.png"
-    await page.screenshot(path=str(path), full_page=True)
+    await page.locator("#app").screenshot(path=str(path))  # the app as the host shows it
     artifacts = os.environ.get("TEST_ARTIFACTS_DIR")
     if artifacts:
         await anyio.Path(artifacts).mkdir(parents=True, exist_ok=True)
@@ -182,3 +191,37 @@ async def test_the_event_card_shows_the_invitees_answers(server: str, browser: A
         assert json.dumps(card, ensure_ascii=False).count("Apr" if lang == "en" else "4월") >= 1
         await shot(page, tmp_path, f"event-{lang}")
         await page.close()
+
+
+async def test_the_confirmation_card_changes_nothing_until_confirm(server: str, browser: Any, tmp_path: Path) -> None:
+    """A 2026-07-28 host: the held call's question reaches the card, whose Confirm answers it (the request's own
+    `inputResponses` and sealed `requestState`); the memory is forgotten only then."""
+    import httpx
+
+    bearer = token(sub=f"carol{os.getpid()}", zoneinfo="Asia/Seoul")
+    caps = {"elicitation": {}}
+
+    async def modern(params: dict[str, Any]) -> dict[str, Any]:
+        async with httpx.AsyncClient(timeout=15) as client:
+            return await modern_request(client, server, bearer, "tools/call", params, caps)
+
+    saved = await modern({"name": "save_memory", "arguments": {"content": "주차는 B2 / parking on B2"}})
+    memory_id = saved["structuredContent"]["id"]
+    held = await modern({"name": "forget_memory", "arguments": {"memory_id": memory_id}})
+    assert held["resultType"] == "input_required"
+    context = {"theme": "light", "locale": "ko-KR", "toolInfo": {"tool": {"name": "forget_memory"}}}
+    page = await open_app(
+        browser, server, bearer, "ui://truloop/confirm.html", {"memory_id": memory_id}, held, context, width=360,
+        forward=modern,
+    )  # fmt: skip
+    app = page.frame_locator("#app")
+    await app.get_by_role("button", name="확인").wait_for()
+    await shot(page, tmp_path, "confirm-ko")
+    still = await modern({"name": "search_memories", "arguments": {"query": "parking"}})
+    assert [hit["record"]["id"] for hit in still["structuredContent"]["memories"]] == [memory_id]
+
+    await app.get_by_role("button", name="확인").click()
+    await app.get_by_text("완료했습니다.").wait_for()
+    gone = await modern({"name": "search_memories", "arguments": {"query": "parking"}})
+    assert gone["structuredContent"]["memories"] == []
+    await page.close()

@@ -152,11 +152,24 @@ async def test_the_availability_app_picks_and_saves_days(
     assert await app.locator("html").evaluate("e => e.scrollWidth <= e.clientWidth")
     assert await app.locator("html").evaluate("e => e.dataset.theme") == theme
 
-    await slots.nth(1).click()
+    # a drag across the first three days selects them; a click on the first takes it back
+    first, third = await slots.nth(0).bounding_box(), await slots.nth(2).bounding_box()  # (the page's coordinates)
+    await page.mouse.move(first["x"] + 10, first["y"] + 10)
+    await page.mouse.down()
+    await page.mouse.move(third["x"] + 10, third["y"] + 10, steps=8)
+    await page.mouse.up()
+    assert [await slots.nth(i).get_attribute("aria-pressed") for i in range(3)] == ["true"] * 3
+    await slots.nth(0).click()
+    await slots.nth(2).click()
     await slots.nth(3).focus()
     await page.keyboard.press("Space")  # the keyboard toggles too
-    assert await slots.nth(1).get_attribute("aria-pressed") == "true"
-    assert await slots.nth(3).get_attribute("aria-pressed") == "true"
+    assert [await slots.nth(i).get_attribute("aria-pressed") for i in range(5)] == [
+        "false",
+        "true",
+        "false",
+        "true",
+        "false",
+    ]
     await app.get_by_role("button", name=submit).click()
     await app.locator("#status.ok").wait_for()
     await shot(page, tmp_path, f"availability-{lang}")
@@ -186,6 +199,7 @@ async def test_the_event_card_shows_the_invitees_answers(server: str, browser: A
         app = page.frame_locator("#app")
         await app.get_by_text(EVENT["title"]).wait_for()
         card = await app.locator("article").inner_text()
+        assert await app.locator("html").evaluate("e => e.scrollWidth <= e.clientWidth")  # 360 px, no sideways scroll
         assert guest.title() in card and EVENT["location"] in card
         assert ("응답함" if lang == "ko" else "answered") in card
         assert json.dumps(card, ensure_ascii=False).count("Apr" if lang == "en" else "4월") >= 1

@@ -459,7 +459,7 @@ async def modern_request(
         "MCP-Protocol-Version": "2026-07-28",
         "Mcp-Method": method,
     }
-    name = params.get("name") if method == "tools/call" else params.get("taskId")
+    name = params.get({"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method, "taskId"))
     if name:
         headers["Mcp-Name"] = name
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 from mcp.server.apps import EXTENSION_ID, client_supports_apps
 
-from toolsets.profiles import app_of
 from toolsets.views.app_views import APP_MIME_TYPE, APPS, AppCatalog
 
 if TYPE_CHECKING:
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP
     from toolsets.core.tool import Tool
 
+LEGACY_KEY = "ui/resourceUri"  # the flat `_meta` key of the extension's first drafts
 # an app's resource: drawn in a border, and allowed no network at all (no domains in its CSP)
 APP_RESOURCE_META: dict[str, Any] = {"ui": {"prefersBorder": True}}
 
@@ -46,19 +46,23 @@ class AppFront:
 
     def tools(self, wire: dict[str, Any], tools: list[Tool]) -> dict[str, Any]:
         """`tools/list`'s wire result with each bound tool's `_meta.ui` (a copy: the kept result is not changed)."""
+        from toolsets.profiles import app_of  # (composing the profiles: not before a stdio server's first answer)
+
         bound = {tool.name: app.uri for tool in tools if (app := app_of(tool)) is not None}
         if not bound:
             return wire
         listed = []
         for form in wire["tools"]:
             uri = bound.get(form["name"])
-            if uri is not None:
-                form = {**form, "_meta": {**(form.get("_meta") or {}), "ui": {"resourceUri": uri}}}
+            if uri is not None:  # (and the flat key older hosts still read)
+                form = {**form, "_meta": {**(form.get("_meta") or {}), "ui": {"resourceUri": uri}, LEGACY_KEY: uri}}
             listed.append(form)
         return {**wire, "tools": listed}
 
     def resources(self, tools: list[Tool]) -> list[types.Resource]:
         """The apps the caller's tools show, for `resources/list`."""
+        from toolsets.profiles import app_of
+
         shown = {app.uri for tool in tools if (app := app_of(tool)) is not None}
         documents = self.catalog.documents
         return [

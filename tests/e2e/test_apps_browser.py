@@ -239,3 +239,22 @@ async def test_the_confirmation_card_changes_nothing_until_confirm(server: str, 
     gone = await modern({"name": "search_memories", "arguments": {"query": "parking"}})
     assert gone["structuredContent"]["memories"] == []
     await page.close()
+
+
+async def test_without_a_host_locale_the_callers_own_language_and_zone_are_used(
+    server: str, browser: Any, tmp_path: Path
+) -> None:
+    guest = f"joon{os.getpid()}"
+    event_id, _ = await invited(server, guest, "Asia/Seoul")
+    # alice, signed in with Korean as her language, travelling in New York; the host says no locale
+    alice = token(sub="alice", preferred_username="alice", locale="ko-KR", zoneinfo="America/New_York")
+    events = await call(server, alice, "get_events", {"start": f"{NEXT_YEAR}-04-01T00:00:00+09:00"})
+    mine = [e for e in events["structuredContent"]["events"] if e["id"] == event_id]
+    assert mine[0]["your_locale"] == "ko-KR" and mine[0]["your_timezone"] == "America/New_York"
+    result = {**events, "structuredContent": {"events": mine}}
+    page = await open_app(browser, server, alice, "ui://truloop/event.html", {}, result, {"theme": "dark"}, width=360)
+    app = page.frame_locator("#app")
+    await app.get_by_text("아직 응답 없음").wait_for()
+    card = await app.locator("article").inner_text()
+    assert "America/New_York" in card and "오후 9:00" in card  # 10:00 in Seoul is 9 PM the day before in New York
+    await page.close()

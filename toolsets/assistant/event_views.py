@@ -47,6 +47,13 @@ class EventView(BaseModel):
     )
     your_available_dates: list[str] | None = Field(default=None, description="For an invitee: the dates you submitted")
     your_timezone: str = Field(default="UTC", description="Your IANA time zone: say this event's times in it")
+    your_locale: str | None = Field(default=None, description="Your language, when your sign-in says (e.g. ko-KR)")
+
+
+def caller_locale(caller: "Caller") -> str | None:
+    """The caller's language as their sign-in states it (the OpenID `locale` claim), if it does."""
+    locale = caller.claims.get("locale")
+    return locale[:35] if isinstance(locale, str) and locale else None
 
 
 def candidate_range(event: "EventRecord") -> tuple[dt.date, dt.date]:
@@ -96,6 +103,7 @@ async def event_view(services: Services, event: "EventRecord", viewer: "Caller")
         availability_by_date=by_date,
         your_available_dates=None if is_owner else mine,
         your_timezone=viewer.timezone,
+        your_locale=caller_locale(viewer),
     )
 
 

@@ -5,7 +5,14 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from toolsets.assistant.event_views import DateRange, EventView, candidate_range, event_view, visible_event
+from toolsets.assistant.event_views import (
+    DateRange,
+    EventView,
+    caller_locale,
+    candidate_range,
+    event_view,
+    visible_event,
+)
 from toolsets.assistant.validation import MAX_AVAILABLE_DATES, check_available_dates
 from toolsets.core.annotations import READ_ONLY, WRITE_IDEMPOTENT
 from toolsets.core.context import ToolContext
@@ -34,6 +41,7 @@ class AvailabilityUpdate(BaseModel):
     end: str = Field(description="The event's end, ISO 8601 with offset")
     candidate_date_range: DateRange = Field(description="The dates you may pick from, inclusive")
     your_timezone: str = Field(description="Your IANA time zone: say the event's times in it")
+    your_locale: str | None = Field(default=None, description="Your language, when your sign-in says (e.g. ko-KR)")
 
 
 @guest_toolset.tool(hints=READ_ONLY)
@@ -88,5 +96,5 @@ async def update_guest_availability(
         event_id=event.id, available_dates=recorded, submitted_at=stamp,
         availability_deadline=event.availability_deadline, title=event.title, start=event.start, end=event.end,
         candidate_date_range=DateRange(first=first.isoformat(), last=last.isoformat()),
-        your_timezone=ctx.caller.timezone,
+        your_timezone=ctx.caller.timezone, your_locale=caller_locale(ctx.caller),
     )  # fmt: skip

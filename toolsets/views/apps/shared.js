@@ -9,6 +9,7 @@ const TL = (() => {
   let host = {};
   let texts = { en: {}, ko: {} };
   let fallbackZone = null;
+  let fallbackLocale = null;
 
   function post(message) { window.parent.postMessage({ jsonrpc: "2.0", ...message }, "*"); }
   function notify(method, params) { post({ method, params: params || {} }); }
@@ -45,7 +46,7 @@ const TL = (() => {
   }
 
   function lang() {
-    const locale = host.locale || (fallbackZone === "Asia/Seoul" ? "ko-KR" : navigator.language) || "en";
+    const locale = host.locale || fallbackLocale || (fallbackZone === "Asia/Seoul" ? "ko-KR" : navigator.language) || "en";
     return String(locale).toLowerCase().startsWith("ko") ? "ko" : "en";
   }
   function locale() { return lang() === "ko" ? "ko-KR" : (host.locale && !String(host.locale).startsWith("ko") ? host.locale : "en-US"); }
@@ -117,7 +118,8 @@ const TL = (() => {
   return {
     start, t, lang, locale, zone, when, day, range, el, textOf, request, notify,
     callTool: (name, args) => request("tools/call", { name, arguments: args }),
-    setZone: (tz) => { fallbackZone = tz; },
+    // the caller's own zone and language, from the result: the language when the host says none
+    setCaller: (result) => { fallbackZone = zone(result); fallbackLocale = (result && result.your_locale) || null; },
     host: () => host,
   };
 })();

@@ -50,6 +50,15 @@ CORPUS: tuple[MaskingCase, ...] = (
     MaskingCase("phone", "010-1234-5678", "[phone]"),
     MaskingCase("phone", "call +44 (0)20 7946 0958 after lunch", "call [phone] after lunch"),
     MaskingCase("phone", "민지 번호 +821012345678 저장", "민지 번호 [phone] 저장"),
+    # international numbers written with spaces, dots and dashes
+    MaskingCase("phone", "Berlin office +49 30 1234567", "Berlin office [phone]"),
+    MaskingCase("phone", "+44 7911 123456", "[phone]"),
+    MaskingCase("phone", "0033 1 23 45 67 89", "[phone]"),
+    MaskingCase("phone", "도쿄 +81 3-1234-5678 으로", "도쿄 [phone] 으로"),
+    MaskingCase("phone", "+49.30.1234567", "[phone]"),
+    MaskingCase("phone", "Moscow +7 495 123-45-67", "Moscow [phone]"),
+    MaskingCase("keep", "score +3 5 7", "score +3 5 7"),
+    MaskingCase("keep", "ISBN 978-3-16-148410-0", "ISBN 978-3-16-148410-0"),
     # bearer tokens and JWTs
     MaskingCase("bearer", "Bearer abc.def.ghi", "[bearer]"),
     MaskingCase("bearer", "Authorization: Bearer abc.def.ghi", "Authorization: [bearer]"),

@@ -254,14 +254,15 @@ _STAGES: tuple[tuple[Gate, tuple[Rewrite, ...]], ...] = (
         ),
     ),
     # Any other international number, `+` or `00` then the country code: +1 (415) 555-2671, +447911123456,
-    # 0044 20 7946 0958. Groups after the first need a separator, so nothing here backtracks far.
+    # 0044 20 7946 0958, +49 30 1234567, +81 3-1234-5678, 0033 1 23 45 67 89 (spaces, dots or dashes). Groups after
+    # the first need a separator and are bounded, so nothing here backtracks far; `_international` counts the digits.
     (
         lambda text, lowered: _INTERNATIONAL_HINT.search(text),
         (
             _sub(
                 re.compile(
                     r"(?<![0-9A-Za-z_+])(?:\+[1-9]\d{0,2}|00[1-9]\d{0,2}(?=[ .-]))(?:[ .-]?\(\d{1,4}\))?"
-                    r"[ .-]?\d{2,12}(?:[ .-]\d{1,5}){0,4}(?![0-9A-Za-z_]|-\d)"
+                    r"[ .-]?\d{1,12}(?:[ .-]\d{1,8}){0,5}(?![0-9A-Za-z_]|-\d)"
                 ),
                 _international,
             ),

@@ -7,6 +7,9 @@
   error` with nothing of the exception in it (the SDK's dispatcher would answer code 0 with its text).
 - A pydantic `ValidationError` passes through: the dispatcher answers it `-32602` with no pydantic text.
 
+- A request before the handshake (and without a 2026-07-28 envelope) says to initialize first, where the SDK's gate
+  says only "Invalid request parameters".
+
 `WireErrors` is a server middleware (outside the lean path, so the speed paths answer the same);
 `wire_error` is the same mapping for the fronts that answer without the SDK's dispatcher.
 """
@@ -18,7 +21,7 @@ from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, ErrorData
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
 from pydantic import ValidationError
 
 from toolsets.core.echo import echo
@@ -54,6 +57,9 @@ class WireErrors:
         try:
             return await call_next(ctx)
         except MCPError as exc:
+            if exc.error.code == INVALID_PARAMS and not_initialized(ctx):  # the SDK's gate says no more than -32602
+                data = {"method": echo(ctx.method)}
+                raise MCPError(code=INVALID_PARAMS, message=NOT_INITIALIZED, data=data) from None
             error = clipped(exc.error)
             if error is exc.error:
                 raise
@@ -62,3 +68,21 @@ class WireErrors:
             raise
         except Exception as exc:
             raise MCPError.from_error_data(wire_error(exc, ctx.method)) from None
+
+
+NOT_INITIALIZED = (
+    "Not initialized: send `initialize` first (then `notifications/initialized`), or, speaking 2026-07-28, put the "
+    "request envelope in params._meta (io.modelcontextprotocol/protocolVersion and /clientCapabilities)."
+)
+
+
+def not_initialized(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """A request on a connection whose handshake has not happened, that carries no 2026-07-28 envelope either."""
+    from server.sdk_compat import connection_of
+
+    connection = connection_of(ctx.session)
+    if ctx.method == "initialize" or connection is None or connection.initialize_accepted:
+        return False
+    params = ctx.params if isinstance(ctx.params, dict) else {}
+    meta = params.get("_meta")
+    return not (isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta)

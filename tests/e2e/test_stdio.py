@@ -138,3 +138,12 @@ def test_both_paths_answer_the_same_lines_alike() -> None:
 
     fast, plain = pipe(lines, True), pipe(lines, False)
     assert len(fast) == 8 and keyed(fast) == keyed(plain)
+
+
+@FAST_AND_PLAIN
+def test_a_call_before_initialize_says_to_initialize_first(fast_paths: bool) -> None:
+    replies = pipe([json.dumps(CALL), json.dumps(INIT)], fast_paths)
+    refused = next(reply for reply in replies if reply.get("id") == CALL["id"])
+    assert refused["error"]["code"] == -32602
+    assert "initialize" in refused["error"]["message"] and refused["error"]["data"] == {"method": "tools/call"}
+    assert any(reply.get("id") == INIT["id"] and "result" in reply for reply in replies)  # and serving goes on

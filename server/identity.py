@@ -161,7 +161,7 @@ class JwtVerifier:
                 options={"require": required},
             )
         except (jwt.PyJWTError, TypeError, ValueError) as exc:  # a key of another type: TypeError, ValueError
-            description = refusal_of(exc, self._audiences)
+            description = refusal_of(exc, self._audiences, minted_here=not issued_by_issuer)
             logger.info("bearer token rejected: %s", description)
             raise RefusedTokenError(description) from None
         for name in TIME_CLAIMS:
@@ -226,8 +226,9 @@ def claim_at(claims: Mapping[str, Any], path: str) -> Any:
     return value
 
 
-def refusal_of(exc: Exception, audiences: Iterable[str]) -> str:
-    """The `error_description` of a PyJWT refusal."""
+def refusal_of(exc: Exception, audiences: Iterable[str], *, minted_here: bool = False) -> str:
+    """The `error_description` of a PyJWT refusal (`minted_here`: a token of the static secret, which
+    `truloop-mcp token` mints, so a wrong audience says how to mint the right one)."""
     import jwt
 
     if isinstance(exc, jwt.ExpiredSignatureError):
@@ -240,7 +241,10 @@ def refusal_of(exc: Exception, audiences: Iterable[str]) -> str:
         return f"token has no {exc.claim} claim"
     if isinstance(exc, jwt.InvalidAudienceError):
         first = next(iter(audiences), "")
-        return f"wrong audience: tokens for this server name {first}" if first else "wrong audience"
+        if not first:
+            return "wrong audience"
+        said = f"wrong audience: tokens for this server name {first}"
+        return f"{said}; mint one with: truloop-mcp token --user ID --url {first}" if minted_here else said
     if isinstance(exc, jwt.InvalidIssuerError):
         return "wrong issuer"
     if isinstance(exc, jwt.InvalidSignatureError | TypeError | ValueError):

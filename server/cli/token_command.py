@@ -1,7 +1,8 @@
-"""`truloop-mcp token --user ID [--role R] [--groups G] [--ttl 1h]`: mint a bearer token for the configured
-static secret (TRULOOP_JWT_SECRET), for a host's configuration or a device. Prints only the token.
+"""`truloop-mcp token --user ID [--role R] [--groups G] [--ttl 1h] [--url URL]`: mint a bearer token for the
+configured static secret (TRULOOP_JWT_SECRET), for a host's configuration or a device. Prints only the token.
 
-Its audience is the first `--jwt-audience`, else this server's resource URL (`--public-url` or
+Its audience is `--url` (a running server's MCP URL, e.g. the one a `--port 0` server printed; `/mcp` is added to a
+bare base URL), else the first `--jwt-audience`, else this server's resource URL (`--public-url` or
 `http://--host:--port`, plus `/mcp`): the same settings the server runs with give the token it accepts.
 """
 
@@ -31,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--role", choices=("member", "guest"), default="member", help="the role (default: member)")
     parser.add_argument("--groups", metavar="G", help="comma-separated groups (the groups claim)")
     parser.add_argument("--ttl", default="1h", metavar="DURATION", help="lifetime: 90s, 30m, 1h, 7d (default: 1h)")
+    parser.add_argument(
+        "--url",
+        metavar="URL",
+        help="the running server's MCP URL (as it printed it: serving http://127.0.0.1:PORT/mcp): the token's audience",
+    )
     add_setting_flags(parser, only=AUDIENCE_SETTINGS)
     return parser
 
@@ -43,6 +49,18 @@ def ttl_seconds(text: str) -> int:
     return seconds
 
 
+def url_audience(url: str) -> str:
+    """The audience of a server's MCP URL: as given when it names an endpoint (`.../mcp`), else its base plus `/mcp`."""
+    from urllib.parse import urlsplit
+
+    text = url.strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        fail(f"--url {url!r}: give the server's URL, e.g. http://127.0.0.1:8000/mcp")
+    text = text.rstrip("/")
+    return text if text.endswith("/mcp") else text + "/mcp"
+
+
 def run(argv: Sequence[str]) -> None:
     args = _parser().parse_args(list(argv))
     settings = settings_or_exit({name: getattr(args, name) for name in AUDIENCE_SETTINGS if hasattr(args, name)})
@@ -51,10 +69,12 @@ def run(argv: Sequence[str]) -> None:
     if not args.user.strip():
         fail("--user must name a user id")
     lifetime = ttl_seconds(args.ttl)
-    if settings.jwt_audience:
+    if args.url:
+        audience = url_audience(args.url)
+    elif settings.jwt_audience:
         audience = settings.jwt_audience[0]
     elif settings.public_url is None and settings.port == 0:
-        fail("with --port 0 the server's URL is not known here: pass --public-url or --jwt-audience")
+        fail("with --port 0 the server's URL is not known here: pass --url (the URL the server printed)")
     else:
         from server.resource_metadata import Resources, public_base
 

@@ -341,6 +341,26 @@ async def test_truloop_token_mints_a_token_the_server_accepts(static: tuple[str,
     assert "get_day_of_week" in names
 
 
+@pytest.mark.anyio
+async def test_a_wrong_audience_says_how_to_mint_a_token_for_a_port_0_server(
+    static: tuple[str, dict[str, str]],
+) -> None:
+    """`truloop-mcp token` without the server's port mints for another server; the refusal names the command that
+    mints the right one, `--url` with the URL the server printed, and that one is accepted."""
+    base, env = static
+    resource = f"{base}/mcp"
+    elsewhere = mint("--user", "alice", env=env)  # the default port: another server's audience
+    refused = description(initialize(resource, elsewhere.stdout.strip()))
+    hint = f"mint one with: truloop-mcp token --user ID --url {resource}"
+    assert refused == f"wrong audience: tokens for this server name {resource}; {hint}"
+    for url in (resource, base, base + "/"):
+        minted = mint("--user", "alice", "--url", url, env=env)
+        assert minted.returncode == 0, minted.stderr
+        assert initialize(resource, minted.stdout.strip()).status_code == 200
+    bad = mint("--user", "alice", "--url", "127.0.0.1:1234", env=env)
+    assert bad.returncode == 2 and "--url" in bad.stderr
+
+
 def test_static_tokens_for_another_audience_without_one_or_exp_or_expired_as_a_string_are_refused(
     static: tuple[str, dict[str, str]],
 ) -> None:
@@ -370,7 +390,7 @@ def test_truloop_token_says_what_is_missing_in_one_line() -> None:
     bare = child_env()
     for args, env, expected in (
         (("--user", "alice"), bare, "set TRULOOP_JWT_SECRET"),
-        (("--user", "alice", "--port", "0"), {**bare, "TRULOOP_JWT_SECRET": SECRET}, "pass --public-url or"),
+        (("--user", "alice", "--port", "0"), {**bare, "TRULOOP_JWT_SECRET": SECRET}, "pass --url"),
         (("--user", "alice", "--ttl", "forever"), {**bare, "TRULOOP_JWT_SECRET": SECRET}, "--ttl 'forever'"),
     ):
         done = mint(*args, env=env)

@@ -124,3 +124,22 @@ def test_what_is_neither_a_phone_nor_an_email_raises_value_error(text: str) -> N
     with pytest.raises(ValueError, match="not a phone number"):
         parse_contact(text)
     assert parse_contact_or_none(text) is None
+
+
+@pytest.mark.anyio
+async def test_a_hyphenated_romanised_name_finds_the_name_written_as_one_word(tmp_path: Path) -> None:
+    """`Seo-yeon` finds `Kim Seoyeon` and `Seo-yeon Park`; `seoyeon` finds both too (compounds, both ways)."""
+    from toolsets.infra.store.users import UserRecord
+
+    services = await directory(tmp_path)
+    await services.users.import_users(
+        [
+            UserRecord(id="sy1", username="seoyeon.kim", display_name="Kim Seoyeon", role="member"),
+            UserRecord(id="sy2", username="sypark", display_name="Seo-yeon Park", role="member"),
+        ]
+    )
+    async with Client(server_for(user="alice", services=services)) as client:
+        hyphenated = await client.call_tool("search_users", {"query": "Seo-yeon"})
+        joined = await client.call_tool("search_users", {"query": "seoyeon"})
+    assert sorted(u["id"] for u in hyphenated.structured_content["users"]) == ["sy1", "sy2"]  # type: ignore[index]
+    assert sorted(u["id"] for u in joined.structured_content["users"]) == ["sy1", "sy2"]  # type: ignore[index]

@@ -1,5 +1,6 @@
 """user toolset: profiles, finding people by contact, username or group, and bulk id lookup."""
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
@@ -116,8 +117,23 @@ async def search_users(
         if not found:  # a number or address nobody has may still be part of a username
             by, found = "username", await users.find_by_username(text, MAX_SEARCH_RESULTS)
     else:
-        by, found = "username", await users.find_by_username(text, MAX_SEARCH_RESULTS)
+        by, found = "username", await _by_name(users, text)
     return UserSearchResult(query=text, by=by, users=[public(user) for user in found[:MAX_SEARCH_RESULTS]])
+
+
+# a hyphen between letters: `Seo-yeon` is also `Seoyeon` (romanised Korean names are written both ways)
+_NAME_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u2010](?=[^\W\d_])")
+
+
+async def _by_name(users: UserStore, text: str) -> list[UserRecord]:
+    """Users by (part of) their username or name; a hyphenated name also as its joined word, as the knowledge
+    search treats compounds (`Seo-yeon` finds `Kim Seoyeon` and `Seo-yeon Park`)."""
+    found = await users.find_by_username(text, MAX_SEARCH_RESULTS)
+    joined = _NAME_HYPHEN.sub("", text)
+    if joined != text and len(found) < MAX_SEARCH_RESULTS:
+        seen = {user.id for user in found}
+        found += [user for user in await users.find_by_username(joined, MAX_SEARCH_RESULTS) if user.id not in seen]
+    return found
 
 
 async def _group_members(users: UserStore, group: str, caller_id: str) -> list[UserRecord]:

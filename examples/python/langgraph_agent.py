@@ -105,7 +105,12 @@ if __name__ == "__main__":
     if options.model:
         from langchain.chat_models import init_chat_model
 
-        chosen: BaseChatModel | str = init_chat_model(options.model)
+        try:
+            chosen: BaseChatModel | str = init_chat_model(options.model)
+        except ImportError as missing:  # the provider's package (langchain-openai, langchain-anthropic, ...)
+            parser.exit(2, f"{parser.prog}: --model {options.model}: {missing}\n")
+        except ValueError as unknown:  # a provider langchain does not know
+            parser.exit(2, f"{parser.prog}: --model {options.model}: {unknown}\n")
     else:
         chosen = ScriptedModel()
     asyncio.run(main(chosen, options.data_dir, accept=not options.decline))

@@ -85,6 +85,13 @@ def test_langgraph_agent_on_create_agent(tmp_path: Path, confirmed: bool) -> Non
     assert "create_agent" in (EXAMPLES / "python" / "langgraph_agent.py").read_text()
 
 
+def test_langgraph_agent_names_the_missing_provider_package(tmp_path: Path) -> None:
+    """A model whose provider package is not installed: one line naming the package, no traceback."""
+    done = _python("langgraph_agent.py", "--data-dir", str(tmp_path / "data"), "--model", "openai:gpt-4.1-mini")
+    assert done.returncode == 2 and "langchain-openai" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
 def _typescript_example(tmp_path: Path) -> Path:
     """The example beside the SDK tests/ts installed (the versions are checked to be the same)."""
     ours = json.loads((EXAMPLES / "typescript" / "package.json").read_text())["dependencies"]

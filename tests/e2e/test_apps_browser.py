@@ -52,11 +52,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Any]:
+async def browser(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
     from playwright.async_api import async_playwright
 
+    home = tmp_path_factory.mktemp("browser-home")  # chromium's crash reports and dconf: never the user's HOME
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
     async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        launched = await playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"], env=env)
         try:
             yield launched
         finally:

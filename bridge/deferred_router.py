@@ -81,7 +81,7 @@ class DeferredRouter:
         answer = await self._via_elicitation(device, call)
         if answer is not None:
             return answer
-        _note(call, "none")
+        note_route(call, "none")
         if bridge_problem is not None:
             raise ToolError(
                 f"{call.tool_name} runs on the user's device, but the device bridge's shared store (Redis) is "
@@ -120,7 +120,7 @@ class DeferredRouter:
 
     async def _via_device(self, device: DeviceMethod, call: DeferredCall) -> dict[str, Any]:
         assert self._bridge is not None
-        _note(call, "device")
+        note_route(call, "device")
         pending = PendingCall(
             call_id="call_" + secrets.token_urlsafe(12),
             tool_name=call.tool_name,
@@ -153,7 +153,7 @@ class DeferredRouter:
         if device.form is None or self._asker is None:
             return None
         form = device.form(call.arguments)
-        _note(call, "elicitation")
+        note_route(call, "elicitation")
         try:
             answer = await self._asker.ask(f"truloop/deferred/{call.tool_name}", form.message, form.schema)
         except CannotAsk:
@@ -170,7 +170,7 @@ class DeferredRouter:
             ) from None
 
 
-def _note(call: DeferredCall, route: DeferredRoute) -> None:
+def note_route(call: DeferredCall, route: DeferredRoute) -> None:
     """Who answered, on the call's notes (its audit line and span say so)."""
     if call.notes is not None:
         call.notes.deferred_route = route

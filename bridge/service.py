@@ -155,9 +155,9 @@ class DeviceBridge:
                 await self.backend.discard(call.call_id)
             raise DeviceUnreachable(call.call_id)
 
-    async def withdraw(self, call: PendingCall) -> None:
+    async def withdraw(self, call_id: str, user_id: str) -> None:
         """Nobody wants the answer any more (its task was cancelled): a late answer is refused as already answered."""
-        await self.backend.complete(call.call_id, call.user_id, {}, waiter_here=True)
+        await self.backend.complete(call_id, user_id, {}, waiter_here=True)
 
     async def call_device(
         self, call: PendingCall, *, give_up_after: float, progress: Progress = no_progress

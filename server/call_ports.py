@@ -107,9 +107,8 @@ class CallPorts:
         return None  # LoggedPorts, which knows the request, sends it
 
     async def start_task(self) -> None:
-        from server.tasks.wire import EXTENSION
+        from server.tasks.wire import declares_tasks
 
         context = self.context
-        caps = context.client_capabilities
-        if is_modern(context.protocol_version) and caps is not None and EXTENSION in (caps.extensions or {}):
+        if is_modern(context.protocol_version) and declares_tasks(context.client_capabilities):
             raise InputRequired(StartTask(self.asker.answers()))

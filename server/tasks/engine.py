@@ -175,11 +175,10 @@ class TaskEngine:
             if record.status != "input_required" or not given:
                 return None
             left = {key: request for key, request in asked.items() if key not in given}
+            answers = {**record.answers, **given}
             if left:  # the call runs again once every question has its answer
-                return record.model_copy(update={"answers": {**record.answers, **given}, "input_requests": left})
-            return record.model_copy(
-                update={"answers": {**record.answers, **given}, "status": "working", "input_requests": None}
-            )
+                return record.model_copy(update={"answers": answers, "input_requests": left})
+            return record.model_copy(update={"answers": answers, "status": "working", "input_requests": None})
 
         record = await self.store.change(owner, task_id, answered)
         if record is not None and record.status == "working" and self._tg is not None:
@@ -203,13 +202,8 @@ class TaskEngine:
         if record is None or not was:
             return record, False
         if was[0].pending_call_id is not None and self._bridge is not None:
-            from bridge.pending import PendingCall
-
-            call = PendingCall(
-                call_id=was[0].pending_call_id, tool_name=record.tool, method="", params={}, user_id=owner
-            )
             with contextlib.suppress(Exception):  # the task is cancelled either way; its call just expires
-                await self._bridge.withdraw(call)
+                await self._bridge.withdraw(was[0].pending_call_id, owner)
         scope = self._scopes.get(task_id)
         if scope is not None:
             scope.cancel()
@@ -327,23 +321,22 @@ class TaskEngine:
             if asking
             else {"status": "working", "status_message": None}
         )
-        changed = await self.store.change(
-            record.owner, record.task_id, lambda current: current.model_copy(update=update)
-        )
-        if changed is not None:
-            self._changed_here(changed)
+        await self._apply(record.owner, record.task_id, update)
 
     async def _settle(self, owner: str, task_id: str, outcome: ToolResult) -> None:
-        update = settled(outcome)
-        record = await self.store.change(owner, task_id, lambda record: record.model_copy(update=update))
-        if record is not None:
-            self._changed_here(record)
+        await self._apply(owner, task_id, settled(outcome))
 
     async def _interrupted(self, owner: str, task_id: str) -> None:
         message = "The server running this task stopped before it finished; start the call again."
         update = {"status": "failed", "status_message": message, "error": {"code": -32603, "message": message}}
         with contextlib.suppress(Exception):
-            await self.store.change(owner, task_id, lambda record: record.model_copy(update=update))
+            await self._apply(owner, task_id, update)
+
+    async def _apply(self, owner: str, task_id: str, update: dict[str, Any]) -> None:
+        """Change an unfinished task's record by `update`, and tell who waits on it here."""
+        record = await self.store.change(owner, task_id, lambda current: current.model_copy(update=update))
+        if record is not None:
+            self._changed_here(record)
 
     def _remember(self, task_id: str, live: Live) -> None:
         if len(self._live) >= MAX_LIVE:

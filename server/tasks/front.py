@@ -35,7 +35,16 @@ from server.call_ports import TaskStartNow
 from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
 from server.tasks.engine import Live, TaskStart
-from server.tasks.wire import EXTENSION, HANDSHAKE_TASKS, created, detailed, error_of, outcome, task_fields
+from server.tasks.wire import (
+    EXTENSION,
+    HANDSHAKE_TASKS,
+    created,
+    declares_tasks,
+    detailed,
+    error_of,
+    outcome,
+    task_fields,
+)
 
 if TYPE_CHECKING:
     from bridge.task_store import TaskRecord
@@ -253,8 +262,7 @@ class TaskFront:
 
 
 def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
-    caps = ctx.session.client_capabilities
-    return caps is not None and bool(caps.extensions) and EXTENSION in (caps.extensions or {})
+    return declares_tasks(ctx.session.client_capabilities)
 
 
 def _asks_task(ctx: ServerRequestContext[Any, Any], params: dict[str, Any]) -> bool:

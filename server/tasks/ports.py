@@ -138,13 +138,12 @@ class TaskPorts(CallPorts):
         return None  # (already one)
 
     async def resolve(self, call: DeferredCall) -> Any:
-        from bridge.deferred_router import DeferredRouter, from_device
+        from bridge.deferred_router import DeferredRouter, from_device, note_route
 
         if self._record.device_answer is not None:  # (whether or not the device is still connected)
             from bridge.jsonrpc import RpcResponse
 
-            if call.notes is not None:
-                call.notes.deferred_route = "device"
+            note_route(call, "device")
             return from_device(call.tool, RpcResponse.model_validate(self._record.device_answer))
 
         router = DeferredRouter(

@@ -20,6 +20,12 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 HANDSHAKE_TASKS: dict[str, Any] = HANDSHAKE_CAPABILITIES["tasks"]
 
 
+def declares_tasks(capabilities: Any) -> bool:
+    """Whether a client's capabilities (a request's own, on 2026-07-28) declare the tasks extension."""
+    extensions = getattr(capabilities, "extensions", None)
+    return isinstance(extensions, dict) and EXTENSION in extensions
+
+
 def iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

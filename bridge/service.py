@@ -144,8 +144,9 @@ class DeviceBridge:
             return False
 
     async def deliver(self, call: PendingCall) -> None:
-        """Store the call and send it to the user's device without waiting for the answer (an MCP task's call: its
-        answer, on whichever replica it arrives, finishes the task). Raises `DeviceUnreachable`."""
+        """Store the call and send it to the user's device, in one store round trip, without waiting for the answer
+        (`call_device` waits; an MCP task's call is answered on whichever replica, which finishes the task). Raises
+        `DeviceUnreachable` (the call no longer stored)."""
         from bridge.jsonrpc import Envelope
 
         envelope = Envelope.wrap(call.request(), call.notification_message).model_dump()
@@ -169,16 +170,13 @@ class DeviceBridge:
         over in memory, one arriving elsewhere wakes this wait through the store and is taken in one more
         round trip. The store is otherwise read only when a wait runs out (`poll_interval`: a wake-up lost
         with a dropped subscription still finds the answer)."""
-        from bridge.jsonrpc import Envelope, RpcResponse
+        from bridge.jsonrpc import RpcResponse
 
         waiting = self._waiting[call.call_id] = _Waiting(call)
         answered = False
         try:
             call.deadline = time.time() + give_up_after
-            envelope = Envelope.wrap(call.request(), call.notification_message).model_dump()
-            online = await self.backend.create_and_send(call, envelope)
-            if not await self._send_extra(call.user_id, envelope) and not online:
-                raise DeviceUnreachable(call.call_id)
+            await self.deliver(call)
             started = time.monotonic()
             deadline = started + give_up_after
             next_progress = started

@@ -143,16 +143,11 @@ class TaskFront:
             answers=answers or {},
         )
         try:
-            record = await self._engine.start(start)
+            record = await self._stored(self._engine.start(start))
         except TaskLimitError:
             raise MCPError(
                 code=types.INVALID_REQUEST,
                 message="Too many unfinished tasks: wait for some to finish, or cancel them, and try again.",
-            ) from None
-        except Exception as exc:
-            logger.warning("a task could not be made (%s)", type(exc).__name__)
-            raise MCPError(
-                code=types.INTERNAL_ERROR, message="The task store is unavailable; try again shortly."
             ) from None
         answer = created(record, modern=modern)
         if modern:  # (a middleware's own answer gets no envelope from the SDK)
@@ -252,7 +247,7 @@ class TaskFront:
     async def _stored(pending: Any) -> Any:
         try:
             return await pending
-        except (MCPError, ValueError):
+        except (MCPError, ValueError, TaskLimitError):
             raise
         except Exception as exc:
             logger.warning("the task store could not be reached (%s)", type(exc).__name__)

@@ -205,6 +205,20 @@ class McpAsker:
         return result
 
 
+def questions_of(payload: Any) -> tuple[dict[str, dict[str, Any]], dict[str, Any]] | None:
+    """The questions an asker's `InputRequiredResult` puts to the client (as JSON, by key) and the answers of earlier
+    rounds its state carries (None: not such a payload). An MCP task keeps both on its record, not in the request."""
+    requests = getattr(payload, "input_requests", None)
+    if not requests:
+        return None
+    try:
+        state = json.loads(getattr(payload, "request_state", None) or "{}")
+        answers = dict(state.get("answers") or {}) if state.get("v") == _STATE_VERSION else {}
+    except (ValueError, AttributeError, TypeError):
+        answers = {}
+    return {str(key): _as_dict(request) for key, request in requests.items()}, answers
+
+
 NEEDS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 RESULTS: dict[str, Any] = {
     "elicitation/create": types.ElicitResult,

@@ -16,7 +16,6 @@ so. A task waiting on a device or a person holds nothing here, so it survives an
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -371,6 +370,7 @@ def _answered_unrun(record: TaskRecord) -> bool:
 
 def settled(outcome: ToolResult) -> dict[str, Any]:
     """How a run's outcome changes its task's record."""
+    from bridge.elicitation import questions_of
     from server.tasks.ports import Parked
     from server.wire_forms import call_result
 
@@ -378,15 +378,14 @@ def settled(outcome: ToolResult) -> dict[str, Any]:
         payload = outcome.payload
         if isinstance(payload, Parked):
             return {"status": "working"}
-        requests = getattr(payload, "input_requests", None)
-        if requests:
-            state = json.loads(getattr(payload, "request_state", None) or "{}")
-            wire = {key: _wire(request) for key, request in requests.items()}
+        asked = questions_of(payload)
+        if asked is not None:
+            questions, answers = asked
             return {
                 "status": "input_required",
                 "status_message": "Waiting for the client's answer.",
-                "input_requests": wire,
-                "answers": dict(state.get("answers") or {}),
+                "input_requests": questions,
+                "answers": answers,
             }
         message = "The call needed a round trip with the client that a task cannot make."
         return {"status": "failed", "status_message": message, "error": {"code": -32603, "message": message}}
@@ -396,11 +395,6 @@ def settled(outcome: ToolResult) -> dict[str, Any]:
         error = json_rpc_error(outcome).error.model_dump(mode="json", by_alias=True, exclude_none=True)
         return {"status": "failed", "status_message": outcome.reason, "error": error}
     return {"status": "completed", "status_message": None, "result": call_result(outcome)}
-
-
-def _wire(request: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = request.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return dumped
 
 
 __all__ = ["Live", "TaskEngine", "TaskLimitError", "TaskStart", "settled"]

@@ -85,6 +85,28 @@ def test_langgraph_agent_on_create_agent(tmp_path: Path, confirmed: bool) -> Non
     assert "create_agent" in (EXAMPLES / "python" / "langgraph_agent.py").read_text()
 
 
+@pytest.mark.parametrize("confirmed", [True, False])
+def test_pydantic_ai_agent_over_stdio(tmp_path: Path, confirmed: bool) -> None:
+    flags = ["--server", TRULOOP, "--data-dir", str(tmp_path / "data"), *([] if confirmed else ["--decline"])]
+    done = _python("pydantic_ai_agent.py", *flags)
+    assert done.returncode == 0, done.stderr
+    lines = _lines(done.stdout)
+    assert json.loads(lines["search_knowledge_base"])["documents_indexed"] >= 3  # the --demo documents
+    memory_id = json.loads(lines["save_memory"])["id"]
+    assert lines["asked"].startswith(f"Allow forget_memory(memory_id='{memory_id}')")
+    if confirmed:
+        assert json.loads(lines["forget_memory"]) == {"memory_id": memory_id, "forgotten": True}
+    else:
+        assert json.loads(lines["forget_memory"])["error"].startswith("Cancelled")
+    assert lines["agent"].startswith("Done: ")
+
+
+def test_pydantic_ai_agent_names_the_missing_provider_package(tmp_path: Path) -> None:
+    done = _python("pydantic_ai_agent.py", "--data-dir", str(tmp_path / "data"), "--model", "openai:gpt-5-mini")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "openai" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
 def test_langgraph_agent_names_the_missing_provider_package(tmp_path: Path) -> None:
     """A model whose provider package is not installed: one line naming the package, no traceback."""
     done = _python("langgraph_agent.py", "--data-dir", str(tmp_path / "data"), "--model", "openai:gpt-4.1-mini")

@@ -40,9 +40,10 @@ def _node(home: Path, *args: str, cwd: Path = TS_DIR) -> subprocess.CompletedPro
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
 
 
-def _inspector_tools(home: Path, file: Path, cwd: Path = TS_DIR, server: str = "truloop") -> set[str]:
+def _inspector_tools(home: Path, file: Path, cwd: Path = TS_DIR, server: str | None = "truloop") -> set[str]:
     inspector = str(TS_DIR / "node_modules" / ".bin" / "mcp-inspector")  # installed by the node_home fixture
-    done = _node(home, inspector, "--cli", "--config", str(file), "--server", server, "--method", "tools/list", cwd=cwd)
+    chosen = ("--server", server) if server else ()  # without one, the Inspector takes the file's only server
+    done = _node(home, inspector, "--cli", "--config", str(file), *chosen, "--method", "tools/list", cwd=cwd)
     assert done.returncode == 0, f"inspector failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     return {tool["name"] for tool in json.loads(done.stdout)["tools"]}
 
@@ -114,13 +115,44 @@ def test_the_shipped_stdio_entry_starts_from_the_repository_root(tmp_path: Path)
 
 
 def test_the_shipped_mcp_json_works_in_the_inspector_from_the_repository_root(node_home: Path, tmp_path: Path) -> None:
-    listed = _inspector_tools(tmp_path, Path("mcp.json"), cwd=ROOT)
+    listed = _inspector_tools(tmp_path, Path("mcp.json"), cwd=ROOT, server=None)  # as documented: no --server
     assert {"get_day_of_week", "create_event"} <= listed
 
 
-def test_the_shipped_http_entry_reads_its_token_from_truloop_token() -> None:
-    entry = _shipped()["truloop-http"]
+def test_the_shipped_mcp_json_loads_in_pydantic_ai_with_nothing_in_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import load_mcp_toolsets
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    for name in [name for name in os.environ if name.startswith("TRULOOP")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))  # the stdio server inherits HOME: its store goes there
+    monkeypatch.chdir(ROOT)  # the entry's command is relative to the repository root
+
+    seen: set[str] = set()
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:  # what the agent's model is offered
+        seen.update(tool.name for tool in info.function_tools)
+        return ModelResponse(parts=[TextPart("listed")])
+
+    async def run() -> None:
+        agent = Agent(FunctionModel(model), toolsets=load_mcp_toolsets("mcp.json"))
+        with anyio.fail_after(60):
+            await agent.run("which tools?")
+
+    anyio.run(run)
+    assert {"truloop_get_day_of_week", "truloop_create_event", "truloop_search_knowledge_base"} <= seen
+
+
+def test_the_http_entry_lives_in_its_own_file_and_reads_its_token_from_truloop_token() -> None:
+    config = json.loads((ROOT / "mcp.http.json").read_text())["mcpServers"]
+    assert set(config) == {"truloop-http"}
+    entry = config["truloop-http"]
     assert entry["type"] == "http" and entry["url"] == "http://127.0.0.1:8000/mcp"
     assert entry["headers"] == {"Authorization": "Bearer ${TRULOOP_TOKEN}"}
+    assert set(_shipped()) == {"truloop"}, "mcp.json holds only what works with nothing set"
     readme = (ROOT / "README.md").read_text() + (ROOT / "docs" / "hosts.md").read_text()
-    assert "TRULOOP_TOKEN" in readme and "truloop-mcp token --user" in readme
+    assert "mcp.http.json" in readme and "truloop-mcp token --user" in readme

@@ -46,7 +46,8 @@ def truloop_toolset(server: str, data_dir: str | None, accept: bool) -> MCPTools
 
 
 def _returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
-    return [part for m in messages if isinstance(m, ModelRequest) for part in m.parts if isinstance(part, ToolReturnPart)]
+    requests = [message for message in messages if isinstance(message, ModelRequest)]
+    return [part for request in requests for part in request.parts if isinstance(part, ToolReturnPart)]
 
 
 def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

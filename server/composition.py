@@ -40,9 +40,17 @@ class Deployment:
     """Everything one deployment is made of, built from its settings (each part once, most on first use)."""
 
     def __init__(
-        self, settings: Settings, *, services: Services | None = None, bridge: DeviceBridge | None = None
+        self,
+        settings: Settings,
+        *,
+        services: Services | None = None,
+        bridge: DeviceBridge | None = None,
+        stdio_front: bool = False,
     ) -> None:
+        """`stdio_front`: this deployment serves an MCP client over stdio, which no device can connect to; unless a
+        device reaches it through Redis shared with an HTTP replica, it publishes no tool only a device answers."""
         self.settings = settings
+        self._stdio_front = stdio_front
         self._redis: Any = None
         self.bridge = bridge if bridge is not None else self._build_bridge()
         self.services = services if services is not None else self._build_services()
@@ -227,6 +235,12 @@ class Deployment:
 
         return assistant_toolsets(self.extensions, self.settings.exposure)
 
+    @property
+    def reaches_devices(self) -> bool:
+        """Whether a device can answer this deployment's deferred tools: over HTTP, or through Redis shared with the
+        HTTP replica the device is connected to; in-process fronts bring their own resolver (LangGraph's interrupt)."""
+        return not self._stdio_front or self.settings.redis_url is not None
+
     @cached_property
     def conversations(self) -> Conversations:
         """What each conversation did (gates, exposure): in Redis when configured, so replicas agree."""
@@ -253,6 +267,7 @@ class Deployment:
             extensions=self.extensions,
             conversations=self.conversations,
             toolsets=self.toolsets,
+            device_only_hidden=not self.reaches_devices,
         )
 
     @property

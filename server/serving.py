@@ -94,7 +94,7 @@ def _exit_later(seconds: float) -> None:
 async def _serve_stdio(settings: Settings) -> None:
     from server.composition import Deployment
 
-    deployment = Deployment(settings)
+    deployment = Deployment(settings, stdio_front=True)
     if settings.fast_paths:
         await _serve_stdio_front(settings, deployment)
         return

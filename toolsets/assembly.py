@@ -25,6 +25,7 @@ from toolsets.profiles import (
     build_profiles,
     standard_middleware,
     tool_arguments,
+    without_device_only_tools,
 )
 
 if TYPE_CHECKING:
@@ -44,17 +45,21 @@ def assemble(
     conversations: Conversations | None = None,
     toolsets: Mapping[str, AbstractToolset] | None = None,
     middleware: Sequence[Middleware] = (),
+    device_only_hidden: bool = False,
 ) -> FrontDoor:
     """The gates are the built-in ones plus `gates_file`'s (checked against the tools here); the audit log is
     `services.audit`'s when it has one; conversations are kept in memory unless given. `toolsets` are the member
     and guest toolsets before policy (default: `assistant_toolsets(extensions, exposure)`); `middleware` are your
-    own instances, run inside the standard ones (`standard_middleware`), in order."""
+    own instances, run inside the standard ones (`standard_middleware`), in order. `device_only_hidden`: no device
+    can reach this door's fronts, so the deferred tools only a device answers are left out of every profile."""
     from toolsets.core.conversation import MemoryConversations
     from toolsets.extensions.exposure.policy import ToolExposure
     from toolsets.pipeline.gates.spec import load_gates
 
     bare = dict(toolsets) if toolsets is not None else assistant_toolsets(extensions, exposure)
-    gates = load_gates(gates_file, tool_arguments(bare.values()))
+    gates = load_gates(gates_file, tool_arguments(bare.values()))  # a gate may name a tool this front hides
+    if device_only_hidden:
+        bare = without_device_only_tools(bare)
     chain = [*standard_middleware(audit=services.audit, gates=gates, plugins=extensions.plugins), *middleware]
     profiles = build_profiles(middleware=chain, extensions=extensions, exposure=exposure, toolsets=bare)
     return FrontDoor(

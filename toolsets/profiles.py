@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from toolsets.core.combined import CombinedToolset
-from toolsets.core.deferred import DeviceTools
+from toolsets.core.deferred import DeviceTools, device_only
 from toolsets.core.filtered import FilteredToolset
 from toolsets.core.middleware import Middleware, MiddlewareToolset
 from toolsets.core.tool import Tool
@@ -183,6 +183,14 @@ def build_profiles(
     profiles = Profiles({"member": member, "notification-safe": notification_safe, "guest": guest})
     _ = profiles.device_tools  # a deferred tool whose declaration does not fit stops the deployment here
     return profiles
+
+
+def without_device_only_tools(toolsets: Mapping[str, AbstractToolset]) -> dict[str, AbstractToolset]:
+    """The toolsets less the deferred tools only a device can answer: what a front no device can reach publishes."""
+    return {
+        name: FilteredToolset(toolset, lambda tool: not device_only(tool), name=toolset.name)
+        for name, toolset in toolsets.items()
+    }
 
 
 def _notification_safe(tool: Tool) -> bool:

@@ -53,8 +53,27 @@ def _row(tool: Any) -> dict[str, Any]:
         "toolset": tool.toolset,
         "source": "plugin" if tool.toolset == PLUGINS_TOOLSET else "built-in",
         "hints": marks,
+        "available": available_on(tool),
         "summary": _summary(tool.description),
     }
+
+
+def available_on(tool: Any) -> str:
+    """Where the tool can run: everywhere, or (a deferred tool only the user's device answers) where a device can
+    reach the server."""
+    from toolsets.core.deferred import device_only
+
+    if device_only(tool):
+        return DEVICE_ONLY
+    if tool.device is not None:
+        return "everywhere: the user's device, or the form an MCP client with elicitation shows"
+    return "everywhere"
+
+
+DEVICE_ONLY = (
+    "HTTP (the user's device connects to it), stdio with --redis-url shared with that HTTP server, in-process "
+    "(LangGraph's interrupt); not listed on plain stdio"
+)
 
 
 def _summary(description: str) -> str:
@@ -76,9 +95,16 @@ def as_table(report: dict[str, Any]) -> str:
         toolset_width = max([len(tool["toolset"]) for tool in tools] + [4])
         for tool in tools:
             marks = f"  [{', '.join(tool['hints'])}]" if tool["hints"] else ""
+            if tool["available"] == DEVICE_ONLY:
+                marks += "  (device only: HTTP or --redis-url)"
             summary = _clip(tool["summary"], SUMMARY_WIDTH)
             lines.append(f"  {tool['name']:<{width}}  {tool['toolset']:<{toolset_width}}  {summary}{marks}")
         lines.append("")
+    lines.append(
+        "Device only: answered by the user's device alone, so listed where a device can reach the server: over HTTP,\n"
+        "on stdio with --redis-url shared with that HTTP server, in-process; every other tool runs everywhere.\n"
+        "--json gives each tool's `available`."
+    )
     if report["tools_dir"] is None:
         lines.append("(no tools folder: pass --tools-dir DIR or set TRULOOP_TOOLS_DIR to list its plugins too)")
     for error in report["errors"]:

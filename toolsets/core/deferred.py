@@ -51,6 +51,12 @@ class DeviceMethod:
         return {wire: arguments[name] for name, wire in self.params.items() if arguments.get(name) not in (None, "")}
 
 
+def device_only(tool: Tool) -> bool:
+    """A deferred tool only the device itself can answer: no form an MCP client's user could fill in instead, so a
+    front that no device can reach cannot run it."""
+    return tool.device is not None and tool.device.form is None
+
+
 def device_result(tool: Tool, data: Any) -> BaseModel:
     """The device's (or a form's) answer as the tool's result; raises `ValidationError`."""
     return tool.result_model.model_validate(data, strict=True)

@@ -32,6 +32,8 @@ def run(settings: Settings) -> None:
 
     warn_if_loose(settings.data_dir, (settings.audit_target,) if isinstance(settings.audit_target, Path) else ())
 
+    if settings.database_url is not None or settings.redis_url is not None:
+        _stores_answer(settings)
     if settings.transport == "stdio":
         anyio.run(_serve_stdio, settings)
         return
@@ -41,6 +43,18 @@ def run(settings: Settings) -> None:
 
         options = speed.event_loop_options()
     anyio.run(_serve_http, settings, backend_options=options)
+
+
+def _stores_answer(settings: Settings) -> None:
+    """Exit now, naming the store, when the database or Redis the settings name cannot be reached."""
+    from server.cli.shared import PROG
+    from server.store_check import StoreUnreachableError, check_stores
+
+    try:
+        anyio.run(check_stores, settings)
+    except StoreUnreachableError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        raise SystemExit(1) from None
 
 
 def _started(settings: Settings) -> None:

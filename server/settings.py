@@ -190,6 +190,16 @@ class Settings(BaseSettings):
             metavar="URL",
         ),
     ] = Field(default=None, repr=False)
+    wait_for_store: Annotated[
+        float,
+        Source(
+            "at start, how long to wait for `--database-url` and `--redis-url` to answer; 0: one attempt of a few "
+            "seconds, then the server exits naming the store it cannot reach",
+            flag="--wait-for-store",
+            env="TRULOOP_WAIT_FOR_STORE",
+            metavar="SECONDS",
+        ),
+    ] = Field(default=0.0, ge=0, le=3600)
     deferred_timeout: Annotated[
         float,
         Source(

@@ -120,7 +120,7 @@ class RedisBackend:
                 delay = 0.2
                 if lost:
                     lost = False
-                    logger.warning("Redis subscription restored")
+                    logger.info("Redis subscription restored")
                     await self.on_reconnect()
                 while True:
                     message = await pubsub.get_message(timeout=1.0)

@@ -312,7 +312,7 @@ class PluginCatalog:
             if state.loading is not None:
                 state.loading.scope.cancel()
             if state.version is not None:
-                logger.warning("plugin %s: %s was deleted; no longer served", state.version.name, path.name)
+                logger.info("plugin %s: %s was deleted; no longer served", state.version.name, path.name)
                 self._leaving.append(state.version)
 
     async def _changed(self, path: Path, signature: Signature, *, settle: bool) -> PluginSource | None:

@@ -2,7 +2,9 @@
 else in the file kept as it was, the previous file kept as `FILE.bak`, the new one written atomically.
 
 A file that is not a JSON object (or whose server list is not an object) is refused with `ConfigFileError`
-and left untouched: comments (which VS Code allows in its mcp.json) would be lost by rewriting it.
+and left untouched: comments (which VS Code allows in its mcp.json) would be lost by rewriting it. Files with
+comments that a host documents (Zed, Gemini CLI) and TOML files (Codex) are edited as text by
+server/cli/config_forms.py, which writes through `write` here too.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ class Change:
     file: Path
     before: dict[str, Any] | None  # None: the file did not exist
     after: dict[str, Any]
+    text: str | None = None  # the new file's text, when it is not `after` as JSON (an edit of the text)
 
     @property
     def changed(self) -> bool:
+        if self.before is None and not self.after:
+            return False  # no file, and nothing to put in one (uninstall from a file that is not there)
         return self.before != self.after
 
     @property
@@ -35,14 +40,23 @@ class Change:
         return self.file.with_name(self.file.name + ".bak")
 
 
-def read_config(file: Path, key: str) -> dict[str, Any] | None:
-    """The file's object (None when there is no file); an empty file reads as `{}`."""
+def read_text(file: Path) -> str | None:
+    """The file's text (None when there is no file)."""
     try:
-        text = file.read_text(encoding="utf-8")
+        return file.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise ConfigFileError(f"{file} is not UTF-8 text; nothing was changed") from None
     except OSError as exc:
         raise ConfigFileError(f"{file}: cannot be read: {exc.strerror or exc}") from None
+
+
+def read_config(file: Path, key: str) -> dict[str, Any] | None:
+    """The file's object (None when there is no file); an empty file reads as `{}`."""
+    text = read_text(file)
+    if text is None:
+        return None
     if not text.strip():
         return {}
     try:
@@ -92,7 +106,8 @@ def write(change: Change, *, new_mode: int = 0o644) -> Path | None:
         data = file.read_bytes()
         mode = file.stat().st_mode & 0o7777
         _atomic_write(backup, data, mode)
-    _atomic_write(file, (json.dumps(change.after, indent=2, ensure_ascii=False) + "\n").encode(), mode)
+    text = change.text if change.text is not None else json.dumps(change.after, indent=2, ensure_ascii=False) + "\n"
+    _atomic_write(file, text.encode(), mode)
     return backup
 
 

@@ -1,19 +1,26 @@
-"""Where each MCP host keeps its server list, and the shape of one stdio entry in it.
+"""Where each MCP host keeps its server list, in which format, and the shape of one stdio entry in it.
 
 `truloop-mcp install|uninstall HOST` (server/cli/install_command.py) reads this table. Every path is derived
-from the environment it is given (`HOME`, `XDG_CONFIG_HOME`, `APPDATA`, `CLAUDE_CONFIG_DIR`) and the platform,
-never from the real home, so tests run in a scratch HOME and the macOS and Windows paths can be checked on
-Linux. The locations are the hosts' documented ones:
+from the environment it is given (`HOME`, `XDG_CONFIG_HOME`, `APPDATA`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`,
+`CODEX_HOME`) and the platform, never from the real home, so tests run in a scratch HOME and the macOS and
+Windows paths can be checked on Linux. The locations are the hosts' documented ones:
 
-| host | user scope | workspace scope | key |
-|---|---|---|---|
-| claude-desktop | `<config dir>/Claude/claude_desktop_config.json` | (none) | `mcpServers` |
-| claude-code | `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`) | `<dir>/.mcp.json` | `mcpServers` |
-| cursor | `~/.cursor/mcp.json` | `<dir>/.cursor/mcp.json` | `mcpServers` |
-| vscode | `<config dir>/Code/User/mcp.json` | `<dir>/.vscode/mcp.json` | `servers` |
+| host | user scope | workspace scope | key | format |
+|---|---|---|---|---|
+| claude-desktop | `<config dir>/Claude/claude_desktop_config.json` | (none) | `mcpServers` | JSON |
+| claude-code | `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`) | `<dir>/.mcp.json` | `mcpServers` | JSON |
+| cursor | `~/.cursor/mcp.json` | `<dir>/.cursor/mcp.json` | `mcpServers` | JSON |
+| vscode | `<config dir>/Code/User/mcp.json` | `<dir>/.vscode/mcp.json` | `servers` | JSON |
+| windsurf | `~/.codeium/windsurf/mcp_config.json` | (none) | `mcpServers` | JSON |
+| zed | `<zed dir>/settings.json` | `<dir>/.zed/settings.json` | `context_servers` | JSONC |
+| gemini | `<gemini home>/.gemini/settings.json` | `<dir>/.gemini/settings.json` | `mcpServers` | JSONC |
+| codex | `~/.codex/config.toml` (`$CODEX_HOME/config.toml`) | `<dir>/.codex/config.toml` | `mcp_servers` | TOML |
 
 `<config dir>` is `~/Library/Application Support` on macOS, `%APPDATA%` on Windows and `$XDG_CONFIG_HOME`
-(`~/.config`) elsewhere.
+(`~/.config`) elsewhere. `<zed dir>` is `~/.config/zed` on macOS, `%APPDATA%\\Zed` on Windows and
+`<config dir>/zed` elsewhere. `<gemini home>` is `$GEMINI_CLI_HOME`, else the home folder. JSONC is JSON with
+comments (and, for Zed, trailing commas): the entry is edited in the text, so the rest of the file, comments
+included, stays as it was.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 Scope = Literal["user", "workspace"]
+Form = Literal["json", "jsonc", "toml"]  # jsonc: JSON whose comments and trailing commas are kept as they are
 SERVER_NAME = "truloop"  # the entry's name in every host's list
 
 
@@ -34,8 +42,9 @@ class Host:
     key: str  # the top-level object that maps server names to entries
     user_file: Callable[[Path, Mapping[str, str], str], Path]  # (home, environment, platform) -> file
     workspace_file: str | None  # relative to the workspace folder; None: the host has no workspace scope
-    typed: bool  # the entry carries "type": "stdio"
+    tag: tuple[str, str] | None  # a field the entry starts with: ("type", "stdio") for some hosts
     next_step: str  # what to do after installing, as one line
+    form: Form = "json"
 
     @property
     def scopes(self) -> tuple[Scope, ...]:
@@ -55,7 +64,7 @@ class Host:
 
     def entry(self, command: str, args: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
         """One stdio entry as this host reads it."""
-        entry: dict[str, Any] = {"type": "stdio"} if self.typed else {}
+        entry: dict[str, Any] = dict([self.tag]) if self.tag else {}
         entry.update(command=command, args=list(args))
         if env:
             entry["env"] = dict(env)
@@ -95,6 +104,29 @@ def _vscode(home: Path, env: Mapping[str, str], platform: str) -> Path:
     return app_config_dir(home, env, platform) / "Code" / "User" / "mcp.json"
 
 
+def _windsurf(home: Path, env: Mapping[str, str], platform: str) -> Path:
+    return home / ".codeium" / "windsurf" / "mcp_config.json"  # the same on every platform
+
+
+def _zed(home: Path, env: Mapping[str, str], platform: str) -> Path:
+    if platform == "darwin":  # Zed keeps ~/.config/zed on macOS, not Application Support
+        return home / ".config" / "zed" / "settings.json"
+    if platform == "win32":
+        return app_config_dir(home, env, platform) / "Zed" / "settings.json"
+    flatpak = env.get("FLATPAK_XDG_CONFIG_HOME")  # what Zed reads first when it runs as a Flatpak
+    return (Path(flatpak) if flatpak else app_config_dir(home, env, platform)) / "zed" / "settings.json"
+
+
+def _gemini(home: Path, env: Mapping[str, str], platform: str) -> Path:
+    override = env.get("GEMINI_CLI_HOME")  # Gemini CLI's own replacement for the home folder
+    return (Path(override) if override else home) / ".gemini" / "settings.json"
+
+
+def _codex(home: Path, env: Mapping[str, str], platform: str) -> Path:
+    codex_home = env.get("CODEX_HOME")  # Codex's own override of its folder
+    return Path(codex_home) / "config.toml" if codex_home else home / ".codex" / "config.toml"
+
+
 HOSTS: dict[str, Host] = {
     host.name: host
     for host in (
@@ -104,7 +136,7 @@ HOSTS: dict[str, Host] = {
             "mcpServers",
             _claude_desktop,
             None,
-            typed=False,
+            tag=None,
             next_step="Quit Claude Desktop completely and start it again; Settings, Developer shows the server.",
         ),
         Host(
@@ -113,7 +145,7 @@ HOSTS: dict[str, Host] = {
             "mcpServers",
             _claude_code,
             ".mcp.json",
-            typed=True,
+            tag=("type", "stdio"),
             next_step="Start a new `claude` session; `/mcp` lists the server and its tools.",
         ),
         Host(
@@ -122,7 +154,7 @@ HOSTS: dict[str, Host] = {
             "mcpServers",
             _cursor,
             ".cursor/mcp.json",
-            typed=False,
+            tag=None,
             next_step="Cursor Settings, MCP (or Tools & MCP): the server is listed there; switch it on if it is off.",
         ),
         Host(
@@ -131,8 +163,47 @@ HOSTS: dict[str, Host] = {
             "servers",
             _vscode,
             ".vscode/mcp.json",
-            typed=True,
+            tag=("type", "stdio"),
             next_step="Command palette, 'MCP: List Servers': start truloop; its tools are in the chat's tool picker.",
+        ),
+        Host(
+            "windsurf",
+            "Windsurf",
+            "mcpServers",
+            _windsurf,
+            None,
+            tag=None,
+            next_step="Cascade's MCP servers panel (the hammer icon, or Windsurf Settings, Cascade): press Refresh.",
+        ),
+        Host(
+            "zed",
+            "Zed",
+            "context_servers",
+            _zed,
+            ".zed/settings.json",
+            tag=("source", "custom"),
+            next_step="Zed reloads its settings: the Agent Panel's settings list truloop, a green dot once it runs.",
+            form="jsonc",
+        ),
+        Host(
+            "gemini",
+            "Gemini CLI",
+            "mcpServers",
+            _gemini,
+            ".gemini/settings.json",
+            tag=None,
+            next_step="Start `gemini`; `/mcp` lists truloop and its tools (`gemini mcp list` from a shell).",
+            form="jsonc",
+        ),
+        Host(
+            "codex",
+            "Codex",
+            "mcp_servers",
+            _codex,
+            ".codex/config.toml",
+            tag=None,
+            next_step="Start a new `codex` session: `/mcp` lists truloop and its tools (`codex mcp list` in a shell).",
+            form="toml",
         ),
     )
 }

@@ -1,5 +1,6 @@
 """`truloop-mcp install HOST` / `truloop-mcp uninstall HOST`: add this installation's stdio server to an MCP
-host's configuration file (Claude Desktop, Claude Code, Cursor, VS Code), or take it out again.
+host's configuration file (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Zed, Gemini CLI, Codex), or
+take it out again.
 
     truloop-mcp install HOST [--scope user|workspace] [--workspace DIR] [--print]
                              [--profile P] [--user ID] [--data-dir DIR] [--demo] [--env KEY=VALUE]...
@@ -14,13 +15,14 @@ of its choosing). The flags are checked as the server would check them before an
 
 The file is merged, never replaced: other servers and keys stay, the previous file is kept as `FILE.bak`, and
 running the command again leaves one entry. A file that is not plain JSON is refused (exit 2) and left as it
-is. `--print` writes nothing and prints the entry under the host's key. Where the files are: server/cli/hosts.py.
+is, but for hosts whose files take comments (Zed, Gemini CLI: edited in the text, comments kept) and Codex's
+TOML (edited with tomlkit, comments kept). `--print` writes nothing and prints the entry under the host's key.
+Where the files are: server/cli/hosts.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -50,7 +52,9 @@ def build_parser(action: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--scope",
         choices=("user", "workspace"),
-        help="the host's user-wide file (default), or a workspace's (claude-code, cursor, vscode)",
+        help="the host's user-wide file (default), or a workspace's ("
+        + ", ".join(name for name, host in HOSTS.items() if "workspace" in host.scopes)
+        + ")",
     )
     parser.add_argument(
         "--workspace",
@@ -88,14 +92,15 @@ def run(argv: Sequence[str]) -> None:
     _check_server_flags(flags[len(prefix) :])
     entry = host.entry(command, flags, _environment(args.env))
 
-    from server.cli.config_file import ConfigFileError, with_server, write
+    from server.cli.config_file import ConfigFileError, write
+    from server.cli.config_forms import snippet, with_server
 
     if args.print:
-        sys.stdout.write(json.dumps({host.key: {SERVER_NAME: entry}}, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(snippet(host.form, host.key, SERVER_NAME, entry))
         sys.stderr.write(f"{PROG}: not written; this goes under {host.key!r} in {file}\n")
         return
     try:
-        change = with_server(file, host.key, SERVER_NAME, entry)
+        change = with_server(host.form, file, host.key, SERVER_NAME, entry)
         backup = write(change, new_mode=_new_mode(scope))
     except ConfigFileError as exc:
         fail(f"{exc} (`{PROG} install {host.name} --print` shows the entry to add by hand)")
@@ -115,10 +120,11 @@ def run_uninstall(argv: Sequence[str]) -> None:
     host: Host = HOSTS[args.host]
     file, scope = _target(host, args)
 
-    from server.cli.config_file import ConfigFileError, without_server, write
+    from server.cli.config_file import ConfigFileError, write
+    from server.cli.config_forms import without_server
 
     try:
-        change = without_server(file, host.key, SERVER_NAME)
+        change = without_server(host.form, file, host.key, SERVER_NAME)
         backup = write(change, new_mode=_new_mode(scope))
     except ConfigFileError as exc:
         fail(str(exc))

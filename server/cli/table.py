@@ -76,7 +76,7 @@ SUBCOMMANDS = (
         (
             (
                 "install HOST [--scope user|workspace] [--print] [-- FLAGS]",
-                "add this server to claude-desktop, claude-code, cursor or vscode (docs/hosts.md)",
+                "add this server to a host: claude-desktop, claude-code, cursor, vscode, windsurf, zed, gemini, codex",
             ),
         ),
     ),

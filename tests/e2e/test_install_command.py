@@ -29,25 +29,48 @@ FILES = {
     ("cursor", "workspace"): ".cursor/mcp.json",
     ("vscode", "user"): ".config/Code/User/mcp.json",
     ("vscode", "workspace"): ".vscode/mcp.json",
+    ("windsurf", "user"): ".codeium/windsurf/mcp_config.json",
+    ("zed", "user"): ".config/zed/settings.json",
+    ("zed", "workspace"): ".zed/settings.json",
+    ("gemini", "user"): ".gemini/settings.json",
+    ("gemini", "workspace"): ".gemini/settings.json",
 }
-KEYS = {"claude-desktop": "mcpServers", "claude-code": "mcpServers", "cursor": "mcpServers", "vscode": "servers"}
+KEYS = {
+    "claude-desktop": "mcpServers",
+    "claude-code": "mcpServers",
+    "cursor": "mcpServers",
+    "vscode": "servers",
+    "windsurf": "mcpServers",
+    "zed": "context_servers",
+    "gemini": "mcpServers",
+}
+JSON_HOSTS = [name for name, host in HOSTS.items() if host.form != "toml"]  # codex: tests/e2e/test_install_toml.py
 OTHER = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}
 
 
 def scratch_env(home: Path) -> dict[str, str]:
     env = child_env(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
-    for name in ("APPDATA", "CLAUDE_CONFIG_DIR", "USERPROFILE"):
+    for name in (
+        "APPDATA",
+        "CLAUDE_CONFIG_DIR",
+        "USERPROFILE",
+        "GEMINI_CLI_HOME",
+        "CODEX_HOME",
+        "FLATPAK_XDG_CONFIG_HOME",
+    ):
         env.pop(name, None)
     return env
 
 
-def truloop(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def truloop(
+    home: Path, *args: str, cwd: Path | None = None, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [TRULOOP, *args],
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT,
-        env=scratch_env(home),
+        env=scratch_env(home) | (extra_env or {}),
         cwd=cwd or home,
     )
 
@@ -94,6 +117,7 @@ def test_install_merges_once_backs_up_and_uninstall_removes_only_ours(
     assert ("type" in entry) == (host in ("claude-code", "vscode"))
     if "type" in entry:
         assert entry["type"] == "stdio"
+    assert entry.get("source") == ("custom" if host == "zed" else None)  # Zed's custom (not extension) server
     assert written[key]["memory"] == OTHER  # another server survives
     assert written["theme"] == "dark" and written["projects"] == original["projects"]  # other keys too
     assert json.loads(Path(f"{file}.bak").read_text()) == original  # the previous file, as it was
@@ -116,7 +140,7 @@ def test_install_merges_once_backs_up_and_uninstall_removes_only_ours(
     assert twice.returncode == 0 and "no 'truloop' entry" in twice.stdout
 
 
-@pytest.mark.parametrize("host", list(HOSTS))
+@pytest.mark.parametrize("host", JSON_HOSTS)
 def test_install_into_a_fresh_home_creates_the_file(host: str, home: Path, workspace: Path) -> None:
     done = truloop(home, "install", host)
     assert done.returncode == 0, done.stderr
@@ -203,6 +227,13 @@ def test_server_flags_after_the_double_dash_are_checked_and_passed_through(home:
     assert not (home / ".config" / "Claude").exists()
 
 
+def test_uninstall_from_a_file_that_is_not_there_creates_nothing(home: Path) -> None:
+    for host in HOSTS:
+        done = truloop(home, "uninstall", host)
+        assert done.returncode == 0 and "(no such file); nothing changed" in done.stdout, done
+    assert list(home.iterdir()) == []
+
+
 def test_a_relative_data_dir_is_made_absolute(home: Path) -> None:
     done = truloop(home, "install", "claude-desktop", "--data-dir", "store")
     assert done.returncode == 0, done.stderr
@@ -214,7 +245,8 @@ def test_help_lists_install_and_uninstall(home: Path) -> None:
     done = truloop(home, "--help")
     assert "install HOST" in done.stdout and "uninstall HOST" in done.stdout
     own = truloop(home, "install", "--help")
-    assert own.returncode == 0 and "claude-desktop, claude-code, cursor, vscode" in own.stdout
+    listed = " ".join(own.stdout.split())
+    assert own.returncode == 0 and "claude-desktop, claude-code, cursor, vscode, windsurf, zed, gemini, codex" in listed
 
 
 # -- where each host's file is, on each platform (the paths are derived from the environment given) --
@@ -238,6 +270,17 @@ def test_help_lists_install_and_uninstall(home: Path) -> None:
         ("vscode", "linux", {"HOME": "/h"}, "/h/.config/Code/User/mcp.json"),
         ("vscode", "darwin", {"HOME": "/h"}, "/h/Library/Application Support/Code/User/mcp.json"),
         ("vscode", "win32", {"USERPROFILE": "/u"}, "/u/AppData/Roaming/Code/User/mcp.json"),
+        ("windsurf", "linux", {"HOME": "/h"}, "/h/.codeium/windsurf/mcp_config.json"),
+        ("windsurf", "win32", {"USERPROFILE": "/u"}, "/u/.codeium/windsurf/mcp_config.json"),
+        ("zed", "linux", {"HOME": "/h"}, "/h/.config/zed/settings.json"),
+        ("zed", "linux", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/zed/settings.json"),
+        ("zed", "linux", {"HOME": "/h", "FLATPAK_XDG_CONFIG_HOME": "/f"}, "/f/zed/settings.json"),
+        ("zed", "darwin", {"HOME": "/Users/m", "XDG_CONFIG_HOME": "/x"}, "/Users/m/.config/zed/settings.json"),
+        ("zed", "win32", {"HOME": "/h", "APPDATA": "/ad"}, "/ad/Zed/settings.json"),
+        ("gemini", "linux", {"HOME": "/h"}, "/h/.gemini/settings.json"),
+        ("gemini", "darwin", {"HOME": "/h", "GEMINI_CLI_HOME": "/g"}, "/g/.gemini/settings.json"),
+        ("codex", "linux", {"HOME": "/h"}, "/h/.codex/config.toml"),
+        ("codex", "win32", {"USERPROFILE": "/u", "CODEX_HOME": "/c"}, "/c/config.toml"),
     ],
 )
 def test_user_files_follow_the_platform_and_environment(
@@ -254,6 +297,9 @@ def test_workspace_files() -> None:
         "claude-code": Path("/p/.mcp.json"),
         "cursor": Path("/p/.cursor/mcp.json"),
         "vscode": Path("/p/.vscode/mcp.json"),
+        "zed": Path("/p/.zed/settings.json"),
+        "gemini": Path("/p/.gemini/settings.json"),
+        "codex": Path("/p/.codex/config.toml"),
     }
     with pytest.raises(ValueError, match="no workspace scope"):
         HOSTS["claude-desktop"].config_file("workspace", env={}, platform="linux", workspace=project)

@@ -127,6 +127,8 @@ def _codex(home: Path, env: Mapping[str, str], platform: str) -> Path:
     return Path(codex_home) / "config.toml" if codex_home else home / ".codex" / "config.toml"
 
 
+HOST_ALIASES = {"gemini-cli": "gemini", "codex-cli": "codex"}  # the products' full names, taken as well
+
 HOSTS: dict[str, Host] = {
     host.name: host
     for host in (

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from server.cli.hosts import HOSTS, SERVER_NAME, Host, Scope
+from server.cli.hosts import HOST_ALIASES, HOSTS, SERVER_NAME, Host, Scope
 from server.cli.shared import PROG, OneLineParser, fail
 
 
@@ -48,7 +48,13 @@ def build_parser(action: str) -> argparse.ArgumentParser:
             else None
         ),
     )
-    parser.add_argument("host", choices=list(HOSTS), metavar="HOST", help=f"one of {', '.join(HOSTS)}")
+    parser.add_argument(
+        "host",
+        type=lambda name: HOST_ALIASES.get(name, name),
+        choices=list(HOSTS),
+        metavar="HOST",
+        help=f"one of {', '.join(HOSTS)} (also {', '.join(HOST_ALIASES)})",
+    )
     parser.add_argument(
         "--scope",
         choices=("user", "workspace"),

@@ -303,3 +303,15 @@ def test_workspace_files() -> None:
     }
     with pytest.raises(ValueError, match="no workspace scope"):
         HOSTS["claude-desktop"].config_file("workspace", env={}, platform="linux", workspace=project)
+
+
+@pytest.mark.parametrize(
+    ("alias", "written"), [("gemini-cli", ".gemini/settings.json"), ("codex-cli", ".codex/config.toml")]
+)
+def test_the_products_full_names_are_taken_too(tmp_path: Path, alias: str, written: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    done = truloop(home, "install", alias)
+    assert done.returncode == 0, done.stderr
+    assert (home / written).is_file()
+    assert truloop(home, "uninstall", alias).returncode == 0

@@ -1,9 +1,9 @@
 """The composition root: one `Deployment` per set of settings builds everything once and passes it down.
 
     settings -> store backend (SQLite or PostgreSQL, chosen once) and services -> one Redis client
-    -> device bridge -> extensions (plugin catalog, workspace) -> gates -> profiles with their middleware
-    instances -> the front door -> fronts (MCP servers for stdio and each HTTP surface, the pipe of
-    `truloop-mcp call`, in-process runners, LangGraph tools)
+    -> device bridge -> extensions (plugin catalog, workspace) -> the metrics registry (HTTP only) -> gates
+    -> profiles with their middleware instances -> the front door -> fronts (MCP servers for stdio and each HTTP
+    surface, the pipe of `truloop-mcp call`, in-process runners, LangGraph tools)
 
 Nothing here is module state: two deployments in one process (say one with `--tools-dir` and gates, one
 without) share no object. What a stdio server does not need to answer `initialize` (the profiles, the
@@ -27,6 +27,7 @@ from toolsets.core.context import Caller
 if TYPE_CHECKING:
     from bridge.service import ChannelSender, DeviceBridge
     from server.mcp_server import TruloopMCP
+    from server.metrics import ServerMetrics
     from server.tasks.engine import TaskEngine
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
@@ -40,9 +41,15 @@ class Deployment:
     """Everything one deployment is made of, built from its settings (each part once, most on first use)."""
 
     def __init__(
-        self, settings: Settings, *, services: Services | None = None, bridge: DeviceBridge | None = None
+        self,
+        settings: Settings,
+        *,
+        services: Services | None = None,
+        bridge: DeviceBridge | None = None,
+        metered: bool = False,
     ) -> None:
         self.settings = settings
+        self.metered = metered  # its calls are counted and timed for /metrics (the HTTP server's deployment)
         self._redis: Any = None
         self.bridge = bridge if bridge is not None else self._build_bridge()
         self.services = services if services is not None else self._build_services()
@@ -239,6 +246,16 @@ class Deployment:
         return MemoryConversations()
 
     @cached_property
+    def metrics(self) -> ServerMetrics | None:
+        """The deployment's own metrics registry when it is metered (docs/metrics.md), else None."""
+        if not self.metered:
+            return None
+        from server.metrics import ServerMetrics
+
+        bridge = self.bridge
+        return ServerMetrics(deferred_waiting=lambda: bridge.waiting_calls, redis=self.settings.redis_url is not None)
+
+    @cached_property
     def front_door(self) -> FrontDoor:
         """The door every front of this deployment enters by: `toolsets.assembly.assemble` with what the settings
         add (the gates file, the extensions, conversations in Redis, the audit log through the services)."""
@@ -253,6 +270,7 @@ class Deployment:
             extensions=self.extensions,
             conversations=self.conversations,
             toolsets=self.toolsets,
+            metrics=self.metrics,
         )
 
     @property

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from toolsets.core.conversation import Conversations
     from toolsets.core.middleware import Middleware
     from toolsets.core.toolset import AbstractToolset
+    from toolsets.pipeline.call_metrics import CallRecorder
     from toolsets.services import Services
 
 
@@ -44,18 +45,21 @@ def assemble(
     conversations: Conversations | None = None,
     toolsets: Mapping[str, AbstractToolset] | None = None,
     middleware: Sequence[Middleware] = (),
+    metrics: CallRecorder | None = None,
 ) -> FrontDoor:
     """The gates are the built-in ones plus `gates_file`'s (checked against the tools here); the audit log is
     `services.audit`'s when it has one; conversations are kept in memory unless given. `toolsets` are the member
     and guest toolsets before policy (default: `assistant_toolsets(extensions, exposure)`); `middleware` are your
-    own instances, run inside the standard ones (`standard_middleware`), in order."""
+    own instances, run inside the standard ones (`standard_middleware`), in order; `metrics` records every call
+    (`toolsets.pipeline.call_metrics`)."""
     from toolsets.core.conversation import MemoryConversations
     from toolsets.extensions.exposure.policy import ToolExposure
     from toolsets.pipeline.gates.spec import load_gates
 
     bare = dict(toolsets) if toolsets is not None else assistant_toolsets(extensions, exposure)
     gates = load_gates(gates_file, tool_arguments(bare.values()))
-    chain = [*standard_middleware(audit=services.audit, gates=gates, plugins=extensions.plugins), *middleware]
+    standard = standard_middleware(audit=services.audit, gates=gates, plugins=extensions.plugins, metrics=metrics)
+    chain = [*standard, *middleware]
     profiles = build_profiles(middleware=chain, extensions=extensions, exposure=exposure, toolsets=bare)
     return FrontDoor(
         profiles,

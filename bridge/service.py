@@ -94,6 +94,11 @@ class DeviceBridge:
     def running(self) -> contextlib.AbstractAsyncContextManager[None]:
         return self.backend.running()
 
+    @property
+    def waiting_calls(self) -> int:
+        """How many device calls requests on this replica are waiting on now (`call_device`)."""
+        return len(self._waiting)
+
     def _wake(self, call_id: str) -> None:
         waiting = self._waiting.get(call_id)
         if waiting is not None:

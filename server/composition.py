@@ -1,9 +1,9 @@
 """The composition root: one `Deployment` per set of settings builds everything once and passes it down.
 
     settings -> store backend (SQLite or PostgreSQL, chosen once) and services -> one Redis client
-    -> device bridge -> extensions (plugin catalog, workspace) -> gates -> profiles with their middleware
-    instances -> the front door -> fronts (MCP servers for stdio and each HTTP surface, the pipe of
-    `truloop-mcp call`, in-process runners, LangGraph tools)
+    -> device bridge -> extensions (plugin catalog, workspace) -> the metrics registry (HTTP only) -> gates
+    -> profiles with their middleware instances -> the front door -> fronts (MCP servers for stdio and each HTTP
+    surface, the pipe of `truloop-mcp call`, in-process runners, LangGraph tools)
 
 Nothing here is module state: two deployments in one process (say one with `--tools-dir` and gates, one
 without) share no object. What a stdio server does not need to answer `initialize` (the profiles, the
@@ -27,6 +27,7 @@ from toolsets.core.context import Caller
 if TYPE_CHECKING:
     from bridge.service import ChannelSender, DeviceBridge
     from server.mcp_server import TruloopMCP
+    from server.metrics import ServerMetrics
     from server.tasks.engine import TaskEngine
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
@@ -46,11 +47,13 @@ class Deployment:
         services: Services | None = None,
         bridge: DeviceBridge | None = None,
         stdio_front: bool = False,
+        metered: bool = False,
     ) -> None:
         """`stdio_front`: this deployment serves an MCP client over stdio, which no device can connect to; unless a
         device reaches it through Redis shared with an HTTP replica, it publishes no tool only a device answers."""
         self.settings = settings
         self._stdio_front = stdio_front
+        self.metered = metered  # its calls are counted and timed for /metrics (the HTTP server's deployment)
         self._redis: Any = None
         self.bridge = bridge if bridge is not None else self._build_bridge()
         self.services = services if services is not None else self._build_services()
@@ -253,6 +256,16 @@ class Deployment:
         return MemoryConversations()
 
     @cached_property
+    def metrics(self) -> ServerMetrics | None:
+        """The deployment's own metrics registry when it is metered (docs/metrics.md), else None."""
+        if not self.metered:
+            return None
+        from server.metrics import ServerMetrics
+
+        bridge = self.bridge
+        return ServerMetrics(deferred_waiting=lambda: bridge.waiting_calls, redis=self.settings.redis_url is not None)
+
+    @cached_property
     def front_door(self) -> FrontDoor:
         """The door every front of this deployment enters by: `toolsets.assembly.assemble` with what the settings
         add (the gates file, the extensions, conversations in Redis, the audit log through the services)."""
@@ -268,6 +281,7 @@ class Deployment:
             conversations=self.conversations,
             toolsets=self.toolsets,
             device_only_hidden=not self.reaches_devices,
+            metrics=self.metrics,
         )
 
     @property

@@ -1,5 +1,5 @@
 """The HTTP application: streamable HTTP at /mcp, legacy SSE at /sse + /messages/,
-the notification-safe profile at /notification-safe/mcp, /healthz, and with tokens each surface's
+the notification-safe profile at /notification-safe/mcp, /healthz, /metrics, and with tokens each surface's
 sign-in metadata (RFC 9728, `/.well-known/oauth-protected-resource/...`).
 
 The SDK's apps, mounted side by side; with `fast_paths` a plain `tools/call` POST is answered before it reaches
@@ -26,6 +26,7 @@ from server.audit_log import audit_health
 from server.composition import Deployment
 from server.host_guard import HostOriginGuard
 from server.legacy_sse import legacy_sse
+from server.metrics_route import metrics_route
 from server.resource_metadata import Resources, metadata_routes, public_base
 from server.rpc_peek import RpcPeek
 from server.sdk_compat import (
@@ -38,6 +39,7 @@ from server.sdk_compat import (
 from server.session_caps import SessionCaps
 from server.settings import Settings, is_loopback
 from server.unread_backlog import UnreadBacklog
+from toolsets.core.roles import tool_role
 
 if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP
@@ -111,7 +113,7 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     guarded_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     from server import speed
 
-    deployment = Deployment(settings)  # both surfaces share it
+    deployment = Deployment(settings, metered=True)  # both surfaces share it; /metrics reads its registry
     bridge, services = deployment.bridge, deployment.services
     # the bearer middleware guards the MCP endpoints (its 401 names each surface's metadata), not the SDK's
     main = deployment.mcp_server("member" if settings.auth_enabled else None)
@@ -152,12 +154,13 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
         token = getattr(user, "access_token", None)
         if token is None or not token.subject:
             return None
-        role = (token.claims or {}).get("role", "guest")
+        role = tool_role((token.claims or {}).get("role", "guest"))
         return DeviceCaller(token.subject, role, token.expires_at)
 
     # /mcp first: every route has its own path, so the order only decides how soon the busiest one is found
     routes: list[BaseRoute] = [*main_http.routes]
     routes.append(Route("/healthz", healthz, methods=["GET"]))
+    routes.append(metrics_route(deployment, {"/mcp": main, "/notification-safe/mcp": safe}, (SSE_PATH, sse_transport)))
     routes += sign_in
     routes += shim_routes(bridge, identify, deployment.profiles.device_tools)
     routes += sse_routes

@@ -6,10 +6,11 @@
   SDK's per-session owner check, the session caps and the device routes read), and the context variable behind
   the SDK's `get_access_token()`, which the tools read, while the request is served.
 - A token issued for the notification-safe surface (its `aud` is that resource) reaches nothing else.
-- On an MCP endpoint (/mcp, /notification-safe/mcp, /sse, /messages/) anything else is answered here with 401
-  and `WWW-Authenticate: Bearer ..., resource_metadata="<that surface's RFC 9728 metadata>"`: without a token
-  no error code (RFC 6750 section 3.1), with a refused one `error="invalid_token"` and what was wrong
-  (`token expired`, `wrong audience: ...`, `wrong issuer`, `bad signature`, `unknown signing key`, ...).
+- On an MCP endpoint (/mcp, /notification-safe/mcp, /sse, /messages/) and on /metrics (the main resource's)
+  anything else is answered here with 401 and `WWW-Authenticate: Bearer ..., resource_metadata="<that surface's
+  RFC 9728 metadata>"`: without a token no error code (RFC 6750 section 3.1), with a refused one
+  `error="invalid_token"` and what was wrong (`token expired`, `wrong audience: ...`, `wrong issuer`, `bad
+  signature`, `unknown signing key`, ...).
 - Other routes get `UnauthenticatedUser()` and decide themselves (the device routes answer their own 401,
   /healthz and the metadata need no token).
 

@@ -16,7 +16,7 @@ from mcp.server.auth.provider import AccessToken
 from pydantic import SecretStr
 
 from toolsets.core.context import Caller
-from toolsets.core.roles import ROLES
+from toolsets.core.roles import OPERATOR, TOKEN_ROLES, tool_role
 
 if TYPE_CHECKING:
     from server.issuer_keys import IssuerKeys
@@ -57,8 +57,8 @@ class JwtVerifier:
     Every token must name this server in `aud` (one of `audiences`: the resource URLs, and `--jwt-audience`);
     a token without `aud` is refused, since it could be meant for any service that shares the key. `exp`,
     `nbf` and `iat` given as numeric strings are read as numbers (anything else is refused), so a token is
-    never kept past its `exp`. Claims: `sub` (required), the role (`member` | `guest`; absent means `guest`),
-    optional `zoneinfo` (the user's IANA time zone).
+    never kept past its `exp`. Claims: `sub` (required), the role (`member` | `guest` | `operator`, a member who
+    may also read /metrics; absent means `guest`), optional `zoneinfo` (the user's IANA time zone).
 
     A token that verified is remembered by its SHA-256 (never the token itself) until its `exp`, and for at
     most `CACHE_SECONDS`, so a client's next requests skip the signature and the claim checks; `nbf` and
@@ -171,16 +171,16 @@ class JwtVerifier:
             raise RefusedTokenError("token has no subject (sub)")
         if issued_by_issuer:
             claims["role"], claims["groups"] = self._mapped_role_and_groups(claims)
-        elif claims.setdefault("role", "guest") not in ROLES:
-            raise RefusedTokenError("unknown role (member or guest)")
+        elif claims.setdefault("role", "guest") not in TOKEN_ROLES:
+            raise RefusedTokenError("unknown role (member, guest or operator)")
         return claims
 
     def _mapped_role_and_groups(self, claims: Mapping[str, Any]) -> tuple[str, list[str]]:
-        """The issuer's role claim (a string or a list) read as `member` or `guest`: no recognised role is
-        `guest`, the least privilege; its groups claim as a list of names."""
+        """The issuer's role claim (a string or a list) read as `operator` (when it holds `operator`), `member` or
+        `guest`: no recognised role is `guest`, the least privilege; its groups claim as a list of names."""
         found = claim_at(claims, self._claim_names.role)
         values = [found] if isinstance(found, str) else found if isinstance(found, list) else []
-        role = "member" if "member" in values else "guest"
+        role = OPERATOR if OPERATOR in values else "member" if "member" in values else "guest"
         groups = claim_at(claims, self._claim_names.groups)
         if isinstance(groups, str):
             groups = [groups]
@@ -276,11 +276,12 @@ def verifier_for(settings: Settings, audiences: Iterable[str]) -> JwtVerifier:
 
 
 def caller_from_claims(claims: Mapping[str, Any], default_timezone: str) -> Caller:
-    """The caller a verified token names (its claims already carry the role, mapped for an issuer's tokens)."""
+    """The caller a verified token names (its claims already carry the role, mapped for an issuer's tokens; an
+    operator is a member to the tools)."""
     zone = claims.get("zoneinfo")
     return Caller(
         user_id=str(claims["sub"]),
-        role=claims.get("role", "guest"),
+        role=tool_role(claims.get("role", "guest")),
         timezone=zone if isinstance(zone, str) and zone else default_timezone,
         claims=dict(claims),
     )
@@ -312,7 +313,12 @@ class Surface:
         token = get_access_token()
         if token is None or token.claims is None:
             return self.default_profile
-        return self._profile_of(token.claims.get("role", "guest"))
+        return self._profile_of(tool_role(token.claims.get("role", "guest")))
 
     def _profile_of(self, role: str) -> str:
         return self.member_profile if role == "member" else "guest"
+
+
+def is_operator(claims: Mapping[str, Any] | None) -> bool:
+    """Whether a verified token's claims name an operator (who may read /metrics)."""
+    return claims is not None and claims.get("role") == OPERATOR

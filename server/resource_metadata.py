@@ -28,6 +28,7 @@ MAIN_PATH = "/mcp"
 SAFE_PREFIX = "/notification-safe"
 SSE_PATH = "/sse"
 MESSAGES_PREFIX = "/messages/"
+METRICS_PATH = "/metrics"  # guarded with the main resource: its tokens, with the operator role, read it
 RESOURCE_NAME = "truloop-mcp"
 
 
@@ -84,7 +85,7 @@ class Resources:
         safe_path = f"{SAFE_PREFIX}{MAIN_PATH}"
         return cls(
             base,
-            main=protected_resource(base, MAIN_PATH, (MAIN_PATH,), None),
+            main=protected_resource(base, MAIN_PATH, (MAIN_PATH, METRICS_PATH), None),
             safe=protected_resource(base, safe_path, (safe_path,), f"{SAFE_PREFIX}/"),
             sse=protected_resource(base, SSE_PATH, (SSE_PATH, MESSAGES_PREFIX), None),
         )
@@ -98,7 +99,7 @@ class Resources:
         return tuple(resource.url for resource in self.all)
 
     def guarding(self, path: str) -> ProtectedResource | None:
-        """The resource whose tokens `path` needs, or None for a path that is not an MCP endpoint."""
+        """The resource whose tokens `path` needs, or None for a path that is neither an MCP endpoint nor /metrics."""
         for resource in self.all:
             if resource.covers(path):
                 return resource

@@ -98,6 +98,12 @@ def has_live_session(manager: StreamableHTTPSessionManager, session_id: str) -> 
     return session_id in manager._server_instances
 
 
+def open_sessions(manager: StreamableHTTPSessionManager) -> int:
+    """How many stateful sessions the streamable-HTTP session manager serves now (`_server_instances`, as
+    `has_live_session` reads it)."""
+    return len(manager._server_instances)
+
+
 def live_session(
     manager: StreamableHTTPSessionManager, session_id: str
 ) -> tuple[StreamableHTTPServerTransport, AuthorizationContext | None] | None:
@@ -179,6 +185,11 @@ def sse_reader_of(transport: SseServerTransport, session_id: str) -> Any:
         return transport._read_stream_writers.get(UUID(hex=session_id))
     except ValueError:
         return None
+
+
+def open_sse_sessions(transport: SseServerTransport) -> int:
+    """How many legacy SSE sessions the transport serves now (`_read_stream_writers`, as `sse_reader_of` reads it)."""
+    return len(transport._read_stream_writers)
 
 
 def loop_dispatcher(connection: Any) -> Any:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from toolsets.core.conversation import Conversations
     from toolsets.core.middleware import Middleware
     from toolsets.core.toolset import AbstractToolset
+    from toolsets.pipeline.call_metrics import CallRecorder
     from toolsets.services import Services
 
 
@@ -46,12 +47,14 @@ def assemble(
     toolsets: Mapping[str, AbstractToolset] | None = None,
     middleware: Sequence[Middleware] = (),
     device_only_hidden: bool = False,
+    metrics: CallRecorder | None = None,
 ) -> FrontDoor:
     """The gates are the built-in ones plus `gates_file`'s (checked against the tools here); the audit log is
     `services.audit`'s when it has one; conversations are kept in memory unless given. `toolsets` are the member
     and guest toolsets before policy (default: `assistant_toolsets(extensions, exposure)`); `middleware` are your
-    own instances, run inside the standard ones (`standard_middleware`), in order. `device_only_hidden`: no device
-    can reach this door's fronts, so the deferred tools only a device answers are left out of every profile."""
+    own instances, run inside the standard ones (`standard_middleware`), in order; `metrics` records every call
+    (`toolsets.pipeline.call_metrics`). `device_only_hidden`: no device can reach this door's fronts, so the
+    deferred tools only a device answers are left out of every profile."""
     from toolsets.core.conversation import MemoryConversations
     from toolsets.extensions.exposure.policy import ToolExposure
     from toolsets.pipeline.gates.spec import load_gates
@@ -60,7 +63,8 @@ def assemble(
     gates = load_gates(gates_file, tool_arguments(bare.values()))  # a gate may name a tool this front hides
     if device_only_hidden:
         bare = without_device_only_tools(bare)
-    chain = [*standard_middleware(audit=services.audit, gates=gates, plugins=extensions.plugins), *middleware]
+    standard = standard_middleware(audit=services.audit, gates=gates, plugins=extensions.plugins, metrics=metrics)
+    chain = [*standard, *middleware]
     profiles = build_profiles(middleware=chain, extensions=extensions, exposure=exposure, toolsets=bare)
     return FrontDoor(
         profiles,

@@ -3,7 +3,7 @@
 `build_profiles(...)` is the one place where policy is composed, and it returns a value: the composition
 root (server/composition.py, or `toolsets.assembly` in-process) calls it once per deployment and passes the
 result down. Nothing here is kept between calls, so two deployments in one process share nothing.
-From the outside in: middleware (canary, audit, tracing, gates) -> confirmation of destructive tools ->
+From the outside in: middleware (metrics, canary, audit, tracing, gates) -> confirmation of destructive tools ->
 the toolsets themselves (a deferred tool's answer comes from the user's side).
 """
 
@@ -27,6 +27,7 @@ from toolsets.views.app_views import AVAILABILITY, CONFIRM, EVENT, App
 if TYPE_CHECKING:
     from toolsets.extensions.plugins.catalog import PluginCatalog
     from toolsets.pipeline.audit.writer import AuditSink
+    from toolsets.pipeline.call_metrics import CallRecorder
     from toolsets.pipeline.gates.spec import GateSet
 
 Exposure = Literal["full", "progressive"]
@@ -97,15 +98,23 @@ def with_policy(toolset: AbstractToolset, middleware: Sequence[Middleware] = ())
 
 
 def standard_middleware(
-    *, audit: AuditSink | None = None, gates: GateSet | None = None, plugins: PluginCatalog | None = None
+    *,
+    audit: AuditSink | None = None,
+    gates: GateSet | None = None,
+    plugins: PluginCatalog | None = None,
+    metrics: CallRecorder | None = None,
 ) -> list[Middleware]:
-    """The deployment's own middleware instances, outermost first: the canary picks a plugin call's version before
-    the audit line that names it; the audit log sees every outcome; the span covers the gates' answer too. A new
-    kind of middleware is a class in `toolsets/pipeline/` and one line here (or, for an embedder, an entry of
-    `assemble(..., middleware=[...])`, which go inside these)."""
+    """The deployment's own middleware instances, outermost first: the metrics time the whole pipeline and count
+    every outcome; the canary picks a plugin call's version before the audit line that names it; the audit log sees
+    every outcome; the span covers the gates' answer too. A new kind of middleware is a class in `toolsets/pipeline/`
+    and one line here (or, for an embedder, an entry of `assemble(..., middleware=[...])`, which go inside these)."""
     from toolsets.pipeline.tracing import TracingMiddleware
 
     chain: list[Middleware] = []
+    if metrics is not None:
+        from toolsets.pipeline.call_metrics import MetricsMiddleware
+
+        chain.append(MetricsMiddleware(metrics))
     if plugins is not None:
         from toolsets.pipeline.canary.canary_middleware import CanaryMiddleware
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from server.cli.shared import PROG, OneLineParser, add_setting_flags, fail, settings_or_exit
+from toolsets.core.roles import TOKEN_ROLES
 
 AUDIENCE_SETTINGS = ("host", "port", "public_url", "jwt_audience")  # what the token's `aud` is built from
 TTL = re.compile(r"(\d+)\s*([smhd]?)")
@@ -29,7 +30,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Mint an HS256 bearer token signed with TRULOOP_JWT_SECRET; prints only the token.",
     )
     parser.add_argument("--user", required=True, metavar="ID", help="the token's subject (sub): the user id")
-    parser.add_argument("--role", choices=("member", "guest"), default="member", help="the role (default: member)")
+    parser.add_argument(
+        "--role",
+        choices=TOKEN_ROLES,
+        default="member",
+        help="the role (default: member; operator: a member who may also read /metrics)",
+    )
     parser.add_argument("--groups", metavar="G", help="comma-separated groups (the groups claim)")
     parser.add_argument("--ttl", default="1h", metavar="DURATION", help="lifetime: 90s, 30m, 1h, 7d (default: 1h)")
     parser.add_argument(

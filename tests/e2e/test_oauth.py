@@ -170,6 +170,23 @@ def test_a_notification_safe_token_reaches_only_its_surface(deployment: Deployme
     assert initialize(safe, deployment.member()).status_code == 200  # a /mcp token reaches the subset
 
 
+@pytest.mark.anyio
+async def test_an_issuers_operator_reads_the_metrics_and_is_a_member_to_the_tools(deployment: Deployment) -> None:
+    operator = deployment.member(realm_access={"roles": ["offline_access", "operator"]})
+    safe_only = deployment.member(aud=f"{deployment.base}/notification-safe/mcp")
+    async with httpx.AsyncClient(base_url=deployment.base, timeout=10) as http:
+        readable, member, safe = [
+            await http.get("/metrics", headers={"Authorization": f"Bearer {bearer}"})
+            for bearer in (operator, deployment.member(), safe_only)
+        ]
+    assert readable.status_code == 200 and "truloop_store_up 1.0" in readable.text
+    assert member.status_code == 403
+    assert "this token is for" in description(safe)
+    async with mcp_client(deployment.base, operator) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert "get_day_of_week" in names
+
+
 def test_a_key_rotation_is_picked_up_and_refetches_are_rate_limited() -> None:
     issuer = AuthorizationServer()
     old = issuer.new_key("RSA")

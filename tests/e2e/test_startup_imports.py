@@ -56,6 +56,9 @@ NOT_BEFORE_INITIALIZE = (
     "tomllib",
     "sqlite3",
     "server.settings_text",  # one-line errors and the README table; --help needs only server.settings
+    "prometheus_client",  # /metrics is HTTP's: stdio never builds the metrics (server/metrics.py)
+    "server.metrics",
+    "toolsets.pipeline.call_metrics",
 )
 
 

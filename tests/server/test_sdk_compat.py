@@ -110,6 +110,7 @@ def test_has_live_session() -> None:
         "has_live_session", "StreamableHTTPSessionManager._server_instances"
     )
     assert not sdk_compat.has_live_session(manager, "no-such-session")
+    assert sdk_compat.open_sessions(manager) == 0
     source = inspect.getsource(type(manager))
     assert "self._server_instances[session_id] = " in source and "self._server_instances.pop(" in source, recheck(
         "has_live_session", "sessions enter and leave _server_instances by id"
@@ -362,4 +363,8 @@ def test_sse_reader_of() -> None:
         "sse_reader_of", "sessions are keyed by their UUID"
     )
     assert sdk_compat.sse_reader_of(transport, "0" * 32) is None
+    assert sdk_compat.open_sse_sessions(transport) == 0
+    assert "self._read_stream_writers.pop(session_id" in inspect.getsource(SseServerTransport), recheck(
+        "open_sse_sessions", "a session leaves _read_stream_writers when its stream ends"
+    )
     assert sdk_compat.sse_reader_of(transport, "not-hex") is None

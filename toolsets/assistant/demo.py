@@ -1,4 +1,4 @@
-"""`--demo`: a small, coherent data set so every tool can be tried at once on an empty store."""
+"""`--demo`: a small, coherent data set in Korean and English, so every tool can be tried at once on an empty store."""
 
 from __future__ import annotations
 
@@ -37,6 +37,25 @@ Pick up your laptop from Junho and join the #truloop-team channel.
 
 ## Accounts
 Ask Minji for access to the calendar and the knowledge base.
+""",
+    "팀 핸드북.md": """# 팀 핸드북
+
+## 근무 시간
+코어 근무 시간은 오전 10시부터 오후 4시까지입니다. 금요일 오후에는 회의를 잡지 않습니다.
+
+## 회식과 경비
+팀 저녁 회식은 1인당 4만 원까지 회사 카드로 냅니다. 영수증은 30일 안에 제출해 주세요.
+
+## 휴가
+연차는 캘린더에 일정을 등록하고 팀장에게 알려 주세요. 공휴일에는 사무실이 쉽니다.
+""",
+    "회의실 안내.md": """# 회의실 안내
+
+## 회의실 예약
+한강 회의실(8명)과 남산 회의실(4명)은 공유 캘린더에서 예약합니다. 캘린더 관리자는 민지입니다.
+
+## 정기 회의
+주간 팀 회의는 매주 월요일 오전 11시에 한강 회의실에서 합니다. 화상 회의 링크는 일정 설명에 있습니다.
 """,
 }
 
@@ -79,7 +98,8 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
             end=week + dt.timedelta(days=4, hours=2),
             timezone=timezone,
             location="Gangnam, Seoul",
-            description="Pick the evenings you can make; we book the most popular one.",
+            description="Pick the evenings you can make; we book the most popular one. "
+            "가능한 저녁을 골라 주세요. 가장 많이 고른 날로 예약합니다.",
             availability_deadline=week - dt.timedelta(days=3),
         ),
         ["minji", "junho", "guest-hana"],
@@ -88,7 +108,7 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
     await services.events.create(
         "minji",
         NewEvent(title="Design review", start=review, end=review + dt.timedelta(hours=1), timezone=timezone,
-                 location="Namsan room"),
+                 location="Namsan room (남산 회의실)", description="새 캘린더 화면을 같이 봅니다."),
         [you, "sora"],
     )  # fmt: skip
     docs = services.docs_dir
@@ -100,6 +120,8 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
     memories = services.memories
     await memories.save(you, "I prefer Korean food for team dinners, and no meetings before 10 am.", ["preferences"])
     await memories.save(you, "Minji is the calendar admin.", ["people"])
+    await memories.save(you, "준호가 새 노트북과 계정을 챙겨 줘요.", ["사람"])
+    await memories.save(you, "팀 회식은 보통 강남에서 저녁 7시에 해요.", ["회식"])
     names = ", ".join(user.display_name or user.id for user in demo_users(you))
     logger.warning("demo data seeded: %d users (%s; you are %s), 2 events, %d docs in %s",
                    len(demo_users(you)), names, you, len(DOCS), docs)  # fmt: skip

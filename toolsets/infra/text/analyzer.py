@@ -15,6 +15,10 @@ so the index and the query always agree:
    or a number is dropped. Alternatives measured by `bench/search_eval.py` (Kiwi morphemes, Kiwi +
    bigrams) are selectable by name.
 
+A query is also read in the other language (`query`): the bilingual lexicon adds the English terms of
+its Korean words and back, as weaker *alternates* (`toolsets/infra/text/crosslang.py`); indexing is
+untouched by it.
+
 A store keeps the space-joined term string (`term_string`) in an FTS5 column whose tokenizer only
 splits on spaces (`ascii`: every non-ASCII character is a token character and terms hold only letters
 and digits), so the terms are the app's, not the database's: a PostgreSQL backend can store the same
@@ -29,6 +33,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from toolsets.infra.text.crosslang import MAX_ALTERNATES, Lexicon, Query
 from toolsets.infra.text.korean import KIWI, PARTICLES, bigrams, is_cjk, is_hangul, strip_suffix
 from toolsets.infra.text.normalize import fold
 
@@ -74,20 +79,27 @@ def _runs(word: str) -> list[tuple[str, str]]:
 
 
 class Analyzer:
-    """Text -> terms. `korean` picks how Hangul is cut: "bigram", "bigram-strip", "kiwi" or "kiwi-bigram"."""
+    """Text -> terms. `korean` picks how Hangul is cut: "bigram", "bigram-strip", "kiwi" or "kiwi-bigram";
+    `cross_language` whether a query is also read in the other language (query time only: not in `id`)."""
 
     VERSION = 2  # bump when the rules change: stored terms are then rebuilt (2: hyphenated compounds joined)
 
-    def __init__(self, korean: str = KEPT) -> None:
+    def __init__(self, korean: str = KEPT, *, cross_language: bool = True) -> None:
         if korean not in ("bigram", "bigram-strip", "kiwi", "kiwi-bigram"):
             raise ValueError(f"unknown Korean strategy {korean!r}")
         self.korean = korean
+        self.cross_language = cross_language
         self.id = f"{korean}/{self.VERSION}"
         self.word_terms = functools.lru_cache(maxsize=65536)(self._word_terms)
         self.surface_terms = functools.lru_cache(maxsize=65536)(self._surface_terms)
 
     def __repr__(self) -> str:
-        return f"Analyzer({self.korean!r})"
+        return f"Analyzer({self.korean!r}, cross_language={self.cross_language})"
+
+    @functools.cached_property
+    def lexicon(self) -> Lexicon:
+        """The bilingual lexicon in this analyzer's terms (built on the first query that needs it)."""
+        return Lexicon.build(self.terms)
 
     @property
     def uses_kiwi(self) -> bool:
@@ -117,6 +129,16 @@ class Analyzer:
     def query_terms(self, text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
         """The distinct terms of a query, in order; empty when it has nothing searchable."""
         return list(dict.fromkeys(self.terms(text)))[:limit]
+
+    def query(self, text: str, limit: int = MAX_QUERY_TERMS) -> Query:
+        """A search query: its own distinct terms, and their other-language alternates from the lexicon;
+        at most `limit` terms in all, own terms first."""
+        terms = self.terms(text)
+        own = list(dict.fromkeys(terms))[:limit]
+        if not self.cross_language or not own:
+            return Query(tuple(own))
+        alternates = self.lexicon.alternates(terms, min(MAX_ALTERNATES, limit - len(own)))
+        return Query(tuple(own), tuple(alternates))
 
     def words(self, text: str) -> Iterable[re.Match[str]]:
         """Words of the *original* text (for snippets): runs of letters and digits."""
@@ -171,5 +193,5 @@ class Analyzer:
 
 @functools.lru_cache(maxsize=8)
 def analyzer(korean: str = KEPT) -> Analyzer:
-    """The shared analyzer (the kept strategy unless another is named)."""
+    """The shared analyzer (the kept strategy unless another is named), reading queries in both languages."""
     return Analyzer(korean)

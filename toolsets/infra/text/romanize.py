@@ -94,3 +94,10 @@ def latin_name(name: str) -> str | None:
     family_latin = (SURNAMES.get(family) or ("".join(_syllable(c, _MEDIAL_RR) for c in family),))[0]
     given_latin = "".join(_syllable(c, _MEDIAL_RR) for c in given)
     return f"{family_latin.capitalize()} {given_latin.capitalize()}"
+
+
+def given_name_spellings(given: str) -> list[str]:
+    """Latin spellings of a Korean given name written alone (`준호` -> junho, joonho); [] when it is not Hangul."""
+    if not given or not all(is_hangul(c) for c in given):
+        return []
+    return sorted(_spellings(given))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from toolsets.infra.store.knowledge.prepare import Prepared
+    from toolsets.infra.text import Query
 
 
 class KnowledgeTables(Protocol):
@@ -19,7 +20,10 @@ class KnowledgeTables(Protocol):
     shared: bool
 
     async def ensure_schema(self) -> None: ...
-    async def best_chunks(self, terms: list[str], limit: int) -> list[dict[str, Any]]: ...
+    async def best_chunks(self, query: Query, limit: int) -> list[dict[str, Any]]:
+        """The `limit` chunks ranked best for any of the query's terms, its alternates weighed lower."""
+        ...
+
     async def document_count(self) -> int: ...
     async def chunk_count(self) -> int: ...
     async def stored_state(self, root: str) -> dict[str, tuple[int, int, str]] | None: ...

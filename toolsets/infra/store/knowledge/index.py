@@ -78,8 +78,8 @@ class KnowledgeIndex:
         """The best chunks for `query`, after bringing the index up to date (debounced); [] when the query
         has no term to search for. On a shared index, a replica without the docs folder serves what
         the replicas that have it indexed."""
-        terms = self.analyzer.query_terms(query)
-        if not terms:
+        terms = self.analyzer.query(query)
+        if not terms.terms:
             return []
         try:
             await self.ensure_fresh(progress)
@@ -90,7 +90,7 @@ class KnowledgeIndex:
             KnowledgeHit(
                 title=row["title"],
                 heading=row["heading"],
-                snippet=snippet(row["body"], terms, self.analyzer),
+                snippet=snippet(row["body"], terms.all_terms, self.analyzer),
                 source=row["path"],
                 page_id=row["page_id"],
                 score=float(row["score"]),

@@ -12,7 +12,8 @@ from typing import Any
 
 from toolsets.infra.store.knowledge.prepare import Prepared
 from toolsets.infra.store.postgres.database import KNOWLEDGE_LOCK, PgDatabase, PgMigration
-from toolsets.infra.store.postgres.search import any_of, query_terms, ranked_sql, tsvector_literal
+from toolsets.infra.store.postgres.search import ranked_sql, search_params, tsvector_literal
+from toolsets.infra.text import Query
 
 MIGRATIONS: list[PgMigration] = [
     """
@@ -71,14 +72,12 @@ class PgKnowledgeTables:
             row = await (await conn.execute(sql, args)).fetchone()
         return None if row is None else next(iter(row.values()))
 
-    async def best_chunks(self, terms: list[str], limit: int) -> list[dict[str, Any]]:
-        quoted = query_terms(terms)
-        if not quoted:
+    async def best_chunks(self, query: Query, limit: int) -> list[dict[str, Any]]:
+        params = search_params(query)
+        if not params:
             return []
         async with self.pg.transaction() as conn:
-            rows = await (
-                await conn.execute(_SEARCH, {"terms": quoted, "any": any_of(quoted), "limit": limit})
-            ).fetchall()
+            rows = await (await conn.execute(_SEARCH, {**params, "limit": limit})).fetchall()
         return [{**row, "score": float(row["score"] or 0.0)} for row in rows]
 
     async def document_count(self) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 from toolsets.infra.store.knowledge.prepare import Prepared
 from toolsets.infra.store.sqlite.database import Database
-from toolsets.infra.text import match_expression
+from toolsets.infra.text import Query, match_expression
 
 MIGRATIONS = [
     """
@@ -66,9 +66,32 @@ _SEARCH_SQL = f"""
 """
 
 
-def best_chunks(conn: sqlite3.Connection, match: str, limit: int) -> list[sqlite3.Row]:
-    """The `limit` chunks ranked best for a MATCH expression (title, heading, body, path, page_id, rank)."""
-    return conn.execute(_SEARCH_SQL, (match, limit)).fetchall()
+# A query with other-language alternates: each chunk's rank is its BM25 for the own terms plus `weight` times
+# its BM25 for the alternates (BM25 sums over terms, so this is BM25 with the alternates weighed lower).
+_SEARCH_BOTH_SQL = f"""
+    WITH scored AS (
+        SELECT rowid, rank FROM knowledge_fts WHERE knowledge_fts MATCH ? AND rank MATCH '{RANK}'
+        UNION ALL
+        SELECT rowid, ? * rank FROM knowledge_fts WHERE knowledge_fts MATCH ? AND rank MATCH '{RANK}'
+    ),
+    best AS (SELECT rowid, sum(rank) AS rank FROM scored GROUP BY rowid ORDER BY rank, rowid LIMIT ?)
+    SELECT f.title, c.heading, c.body, c.path, f.page_id, best.rank
+    FROM best
+    JOIN knowledge_chunks c ON c.id = best.rowid
+    JOIN knowledge_files f ON f.path = c.path
+    ORDER BY best.rank, best.rowid
+"""
+
+
+def best_chunks(
+    conn: sqlite3.Connection, match: str, limit: int, alternates: tuple[str, float] | None = None
+) -> list[sqlite3.Row]:
+    """The `limit` chunks ranked best for a MATCH expression (title, heading, body, path, page_id, rank), and for
+    the MATCH expression of the alternates weighed by a factor when there are any."""
+    if alternates is None:
+        return conn.execute(_SEARCH_SQL, (match, limit)).fetchall()
+    other, weight = alternates
+    return conn.execute(_SEARCH_BOTH_SQL, (match, weight, other, limit)).fetchall()
 
 
 def document_count(conn: sqlite3.Connection) -> int:
@@ -174,12 +197,15 @@ class SqliteKnowledgeTables:
     async def ensure_schema(self) -> None:
         await self.db.ensure_schema("knowledge", MIGRATIONS)
 
-    async def best_chunks(self, terms: list[str], limit: int) -> list[dict[str, Any]]:
-        """The `limit` best chunks for any of `terms`: title, heading, body, path, page_id, score (higher is better)."""
-        match = match_expression(terms)
+    async def best_chunks(self, query: Query, limit: int) -> list[dict[str, Any]]:
+        """The `limit` best chunks for any of the query's terms: title, heading, body, path, page_id, score (higher
+        is better)."""
+        match = match_expression(query.terms)
         if match is None:
             return []
-        rows = await self.db.read(lambda conn: best_chunks(conn, match, limit))
+        other = match_expression(query.alternates)
+        alternates = None if other is None else (other, query.alternate_weight)
+        rows = await self.db.read(lambda conn: best_chunks(conn, match, limit, alternates))
         return [{**dict(row), "score": -row["rank"]} for row in rows]
 
     async def document_count(self) -> int:

@@ -12,7 +12,7 @@ import json
 from toolsets.infra.store.memories.contract import MemoryHit, MemoryRecord
 from toolsets.infra.store.memories.shared import REANALYZE_BATCH, memory_record, memory_terms, new_memory, owner_key
 from toolsets.infra.store.postgres.database import Conn, PgDatabase, PgMigration
-from toolsets.infra.store.postgres.search import any_of, query_terms, ranked_sql, tsvector_literal
+from toolsets.infra.store.postgres.search import ranked_sql, search_params, tsvector_literal
 from toolsets.infra.text import Analyzer, analyzer
 
 MIGRATIONS: list[PgMigration] = [
@@ -100,14 +100,12 @@ class PgMemories:
         return record
 
     async def search(self, user_id: str, query: str, limit: int) -> list[MemoryHit]:
-        terms = query_terms(self.analyzer.query_terms(query), prefix=owner_key(user_id))
-        if not terms:
+        params = search_params(self.analyzer.query(query), prefix=owner_key(user_id))
+        if not params:
             return []
         await self._ready()
         async with self.pg.transaction() as conn:
-            rows = await (
-                await conn.execute(_SEARCH, {"terms": terms, "any": any_of(terms), "limit": limit, "user": user_id})
-            ).fetchall()
+            rows = await (await conn.execute(_SEARCH, {**params, "limit": limit, "user": user_id})).fetchall()
         return [MemoryHit(record=memory_record(row), score=float(row["score"] or 0.0)) for row in rows]
 
     async def exists(self, user_id: str, memory_id: str) -> bool | None:

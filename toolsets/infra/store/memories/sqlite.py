@@ -28,9 +28,9 @@ logger = logging.getLogger("truloop.memory")
 
 
 def match_expression(user_id: str, query: str, text: Analyzer | None = None) -> str | None:
-    """The MATCH expression of one user's search, safe for any user text: each term quoted and scoped to
-    that user's postings, any term may match; None when the query has no term."""
-    return fts_match((text or analyzer()).query_terms(query), prefix=owner_key(user_id))
+    """The MATCH expression of one user's search (its own terms), safe for any user text: each term quoted
+    and scoped to that user's postings, any term may match; None when the query has no term."""
+    return fts_match((text or analyzer()).query(query).terms, prefix=owner_key(user_id))
 
 
 def _scoped(key: str, terms: str) -> str:
@@ -91,7 +91,22 @@ MIGRATIONS = [
 ]
 
 # Column weights for bm25(): a word in the text counts more than the same word in a tag.
-_CONTENT_WEIGHT, _TAGS_WEIGHT = 1.0, 0.5
+_WEIGHTS = (1.0, 0.5)
+_SEARCH = (
+    "SELECT m.id, m.content, m.tags, m.created_at, bm25(memories_fts, ?, ?) AS rank "
+    "FROM memories_fts JOIN memories AS m ON m.seq = memories_fts.rowid "
+    "WHERE memories_fts MATCH ? AND m.user_id = ? "
+    "ORDER BY rank, m.seq DESC LIMIT ?"
+)
+# With other-language alternates: BM25 of the own terms plus the weight times BM25 of the alternates.
+_SEARCH_BOTH = (
+    "SELECT m.id, m.content, m.tags, m.created_at, sum(s.rank) AS rank FROM ("
+    " SELECT rowid, bm25(memories_fts, ?, ?) AS rank FROM memories_fts WHERE memories_fts MATCH ?"
+    " UNION ALL"
+    " SELECT rowid, ? * bm25(memories_fts, ?, ?) FROM memories_fts WHERE memories_fts MATCH ?"
+    ") AS s JOIN memories AS m ON m.seq = s.rowid WHERE m.user_id = ? "
+    "GROUP BY m.seq ORDER BY rank, m.seq DESC LIMIT ?"
+)
 
 
 def insert_memory(conn: sqlite3.Connection, user_id: str, record: MemoryRecord, text: Analyzer | None = None) -> None:
@@ -174,19 +189,20 @@ class SqliteMemories:
         return record
 
     async def search(self, user_id: str, query: str, limit: int) -> list[MemoryHit]:
-        expression = match_expression(user_id, query, self.analyzer)  # only the caller's postings are read
+        terms = self.analyzer.query(query)
+        key = owner_key(user_id)  # only the caller's postings are read
+        expression = fts_match(terms.terms, prefix=key)
         if expression is None:
             return []
+        other = fts_match(terms.alternates, prefix=key)
         await self._ready()
 
         def run(conn: sqlite3.Connection) -> list[MemoryHit]:
-            rows = conn.execute(
-                "SELECT m.id, m.content, m.tags, m.created_at, bm25(memories_fts, ?, ?) AS rank "
-                "FROM memories_fts JOIN memories AS m ON m.seq = memories_fts.rowid "
-                "WHERE memories_fts MATCH ? AND m.user_id = ? "
-                "ORDER BY rank, m.seq DESC LIMIT ?",
-                (_CONTENT_WEIGHT, _TAGS_WEIGHT, expression, user_id, limit),
-            ).fetchall()
+            if other is None:
+                rows = conn.execute(_SEARCH, (*_WEIGHTS, expression, user_id, limit)).fetchall()
+            else:
+                args = (*_WEIGHTS, expression, terms.alternate_weight, *_WEIGHTS, other, user_id, limit)
+                rows = conn.execute(_SEARCH_BOTH, args).fetchall()
             # bm25() is lower-is-better and negative; publish higher-is-better.
             return [MemoryHit(record=memory_record(row), score=-row["rank"]) for row in rows]
 

@@ -46,9 +46,9 @@ def test_a_pipe_gets_no_greeting(tmp_path: Path) -> None:
 def test_demo_on_a_used_store_says_that_it_added_nothing(tmp_path: Path) -> None:
     data = tmp_path / "data"
 
-    def demo() -> subprocess.CompletedProcess[str]:
+    def demo(*flags: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [TRULOOP, "--demo", "--data-dir", str(data)],
+            [TRULOOP, "--demo", "--data-dir", str(data), *flags],
             input=json.dumps(INIT) + "\n",
             capture_output=True,
             text=True,
@@ -56,11 +56,11 @@ def test_demo_on_a_used_store_says_that_it_added_nothing(tmp_path: Path) -> None
             env=child_env(),
         )
 
-    first, second = demo(), demo()
-    assert first.returncode == 0 and "demo data seeded" in first.stderr
-    assert "already has data" not in first.stderr
+    first, second = demo("--log-level", "INFO"), demo()
+    assert first.returncode == 0 and "INFO truloop.demo: demo data seeded" in first.stderr  # routine: INFO
+    assert "already has data" not in first.stderr and "WARNING" not in first.stderr
     assert second.returncode == 0
-    assert f"the store in {data} already has data, so no demo data was added" in second.stderr
+    assert f"WARNING truloop.demo: --demo: the store in {data} already has data, so no demo data" in second.stderr
     assert f"truloop-mcp --demo --data-dir {data}-demo" in second.stderr
     assert json.loads(second.stdout.splitlines()[0])["id"] == "init"
 

@@ -123,6 +123,6 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
     await memories.save(you, "준호가 새 노트북과 계정을 챙겨 줘요.", ["사람"])
     await memories.save(you, "팀 회식은 보통 강남에서 저녁 7시에 해요.", ["회식"])
     names = ", ".join(user.display_name or user.id for user in demo_users(you))
-    logger.warning("demo data seeded: %d users (%s; you are %s), 2 events, %d docs in %s",
+    logger.info("demo data seeded: %d users (%s; you are %s), 2 events, %d docs in %s",
                    len(demo_users(you)), names, you, len(DOCS), docs)  # fmt: skip
     return True

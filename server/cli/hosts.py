@@ -127,7 +127,7 @@ def _codex(home: Path, env: Mapping[str, str], platform: str) -> Path:
     return Path(codex_home) / "config.toml" if codex_home else home / ".codex" / "config.toml"
 
 
-HOST_ALIASES = {"gemini-cli": "gemini", "codex-cli": "codex"}  # the products' full names, taken as well
+HOST_ALIASES = {"gemini": "gemini-cli", "codex-cli": "codex"}  # the other names people use, taken as well
 
 HOSTS: dict[str, Host] = {
     host.name: host
@@ -188,7 +188,7 @@ HOSTS: dict[str, Host] = {
             form="jsonc",
         ),
         Host(
-            "gemini",
+            "gemini-cli",
             "Gemini CLI",
             "mcpServers",
             _gemini,

@@ -32,8 +32,8 @@ FILES = {
     ("windsurf", "user"): ".codeium/windsurf/mcp_config.json",
     ("zed", "user"): ".config/zed/settings.json",
     ("zed", "workspace"): ".zed/settings.json",
-    ("gemini", "user"): ".gemini/settings.json",
-    ("gemini", "workspace"): ".gemini/settings.json",
+    ("gemini-cli", "user"): ".gemini/settings.json",
+    ("gemini-cli", "workspace"): ".gemini/settings.json",
 }
 KEYS = {
     "claude-desktop": "mcpServers",
@@ -42,7 +42,7 @@ KEYS = {
     "vscode": "servers",
     "windsurf": "mcpServers",
     "zed": "context_servers",
-    "gemini": "mcpServers",
+    "gemini-cli": "mcpServers",
 }
 JSON_HOSTS = [name for name, host in HOSTS.items() if host.form != "toml"]  # codex: tests/e2e/test_install_toml.py
 OTHER = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}
@@ -246,7 +246,8 @@ def test_help_lists_install_and_uninstall(home: Path) -> None:
     assert "install HOST" in done.stdout and "uninstall HOST" in done.stdout
     own = truloop(home, "install", "--help")
     listed = " ".join(own.stdout.split())
-    assert own.returncode == 0 and "claude-desktop, claude-code, cursor, vscode, windsurf, zed, gemini, codex" in listed
+    assert own.returncode == 0
+    assert "claude-desktop, claude-code, cursor, vscode, windsurf, zed, gemini-cli, codex" in listed
 
 
 # -- where each host's file is, on each platform (the paths are derived from the environment given) --
@@ -277,8 +278,8 @@ def test_help_lists_install_and_uninstall(home: Path) -> None:
         ("zed", "linux", {"HOME": "/h", "FLATPAK_XDG_CONFIG_HOME": "/f"}, "/f/zed/settings.json"),
         ("zed", "darwin", {"HOME": "/Users/m", "XDG_CONFIG_HOME": "/x"}, "/Users/m/.config/zed/settings.json"),
         ("zed", "win32", {"HOME": "/h", "APPDATA": "/ad"}, "/ad/Zed/settings.json"),
-        ("gemini", "linux", {"HOME": "/h"}, "/h/.gemini/settings.json"),
-        ("gemini", "darwin", {"HOME": "/h", "GEMINI_CLI_HOME": "/g"}, "/g/.gemini/settings.json"),
+        ("gemini-cli", "linux", {"HOME": "/h"}, "/h/.gemini/settings.json"),
+        ("gemini-cli", "darwin", {"HOME": "/h", "GEMINI_CLI_HOME": "/g"}, "/g/.gemini/settings.json"),
         ("codex", "linux", {"HOME": "/h"}, "/h/.codex/config.toml"),
         ("codex", "win32", {"USERPROFILE": "/u", "CODEX_HOME": "/c"}, "/c/config.toml"),
     ],
@@ -298,7 +299,7 @@ def test_workspace_files() -> None:
         "cursor": Path("/p/.cursor/mcp.json"),
         "vscode": Path("/p/.vscode/mcp.json"),
         "zed": Path("/p/.zed/settings.json"),
-        "gemini": Path("/p/.gemini/settings.json"),
+        "gemini-cli": Path("/p/.gemini/settings.json"),
         "codex": Path("/p/.codex/config.toml"),
     }
     with pytest.raises(ValueError, match="no workspace scope"):
@@ -306,9 +307,9 @@ def test_workspace_files() -> None:
 
 
 @pytest.mark.parametrize(
-    ("alias", "written"), [("gemini-cli", ".gemini/settings.json"), ("codex-cli", ".codex/config.toml")]
+    ("alias", "written"), [("gemini", ".gemini/settings.json"), ("codex-cli", ".codex/config.toml")]
 )
-def test_the_products_full_names_are_taken_too(tmp_path: Path, alias: str, written: str) -> None:
+def test_the_other_names_of_the_hosts_are_taken_too(tmp_path: Path, alias: str, written: str) -> None:
     home = tmp_path / "home"
     home.mkdir()
     done = truloop(home, "install", alias)

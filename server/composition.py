@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from bridge.service import ChannelSender, DeviceBridge
     from server.mcp_server import TruloopMCP
     from server.metrics import ServerMetrics
+    from server.schedules.engine import ScheduleEngine
     from server.tasks.engine import TaskEngine
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
@@ -200,12 +201,41 @@ class Deployment:
             stdio=settings.transport == "stdio",
         )
 
+    @cached_property
+    def schedules(self) -> ScheduleEngine:
+        """Scheduled tool runs (server/schedules/): fired by docket on the deployment's Redis, or in-process."""
+        import socket
+
+        from server.schedules.engine import ScheduleEngine
+        from server.schedules.ticks import TickRunner
+
+        settings = self.settings
+        runner = TickRunner(
+            self.services, lambda: self.front_door, self._scheduled_deferred, replica=f"{socket.gethostname()}"
+        )
+        return ScheduleEngine(
+            runner,
+            lambda: self.services.schedules,
+            redis_url=settings.redis_url.get_secret_value() if settings.redis_url is not None else None,
+            name=f"{settings.redis_prefix}schedules",
+            min_interval=settings.schedule_min_interval,
+        )
+
+    def _scheduled_deferred(self) -> Any:
+        """How a scheduled run reaches its owner's device: the bridge (nobody else can be asked)."""
+        from bridge.deferred_router import DeferredRouter
+
+        return DeferredRouter(
+            self.bridge, None, timeout=self.settings.deferred_timeout, stdio=not self.reaches_devices
+        )
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """While serving: the workspace checked and the tools folder loaded before the first request, the folder
         watched, MCP tasks run, and every plugin closed at the end."""
         _ = self.workspace
-        async with self._resource_changes(), self.tasks.running():
+        self.services.scheduler = self.schedules
+        async with self._resource_changes(), self.tasks.running(), self.schedules.serving():
             if self.plugins is None:
                 yield
                 return

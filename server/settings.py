@@ -190,6 +190,15 @@ class Settings(BaseSettings):
             metavar="URL",
         ),
     ] = Field(default=None, repr=False)
+    schedule_min_interval: Annotated[
+        float,
+        Source(
+            "seconds: no schedule of tool runs may fire more often (`schedule_tool_run`)",
+            flag="--schedule-min-interval",
+            env="TRULOOP_SCHEDULE_MIN_INTERVAL",
+            metavar="SECONDS",
+        ),
+    ] = Field(default=60.0, ge=1, le=86_400)
     wait_for_store: Annotated[
         float,
         Source(

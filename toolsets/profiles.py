@@ -144,6 +144,7 @@ def assistant_toolsets(
     from toolsets.assistant.permission_tools import permission_toolset
     from toolsets.assistant.places_tools import places_toolset
     from toolsets.assistant.relay_tools import relay_toolset
+    from toolsets.assistant.schedule_tools import schedule_toolset
     from toolsets.assistant.user_tools import user_toolset
     from toolsets.extensions.exposure.tools import exposure_for
 
@@ -158,6 +159,7 @@ def assistant_toolsets(
         event_toolset,
         interaction_toolset,
         permission_toolset,
+        schedule_toolset,
         exposure_tools,
     ]
     guest: list[AbstractToolset] = [guest_toolset, exposure_tools]

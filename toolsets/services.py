@@ -27,10 +27,12 @@ if TYPE_CHECKING:
     from toolsets.infra.store.inbox import InboxStore
     from toolsets.infra.store.knowledge import KnowledgeIndex
     from toolsets.infra.store.memories import MemoryStore
+    from toolsets.infra.store.schedules import ScheduleStore
     from toolsets.infra.store.users import UserStore
     from toolsets.infra.upstream.google_places import PlacesClient
     from toolsets.infra.upstream.retry_policy import Sleep
     from toolsets.pipeline.audit.writer import AuditSink
+    from toolsets.scheduling.port import SchedulerPort
     from toolsets.views.changes import ResourceChanges
 
 
@@ -49,6 +51,7 @@ class Services:
     http_transport: httpx.AsyncBaseTransport | None = None  # None: the network; tests pass httpx.MockTransport
     retry_sleep: Sleep | None = None  # the upstream clients' backoff wait (None: anyio.sleep); tests skip it
     delivery: DeliveryPort | None = None
+    scheduler: SchedulerPort | None = None  # the deployment's engine of scheduled runs; None: a front without one
     # opens the audit log's writer (`audit`) on its first use; None: no audit lines
     open_audit: Callable[[], AuditSink | None] | None = field(default=None, repr=False)
     # told when a document is re-indexed or an inbox gets a message (MCP resource subscriptions); None: nobody
@@ -97,6 +100,10 @@ class Services:
     @cached_property
     def memories(self) -> MemoryStore:
         return memory_store(self)
+
+    @cached_property
+    def schedules(self) -> ScheduleStore:
+        return self.backend.schedules
 
     @cached_property
     def knowledge(self) -> KnowledgeIndex:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolsets.core.call import ToolCall
-from toolsets.core.context import ConfirmPolicy, ConfirmRequest, Decision
+from toolsets.core.context import ConfirmPolicy, ConfirmRequest, Decision, ToolContext
 from toolsets.core.envelope import ToolCancelled, ToolResult
 from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
@@ -42,11 +42,19 @@ class ApprovalRequiredToolset(WrapperToolset):
 
 
 async def _refusal(call: ToolCall) -> ToolCancelled | None:
-    name, ctx = call.tool.name, call.ctx
+    shown = call.arguments.model_dump(mode="json", exclude_none=True)
+    name = call.tool.name
+    return await refusal(call.ctx, name, shown, _message(name, shown), question_key(name, shown))
+
+
+async def refusal(
+    ctx: ToolContext[Any], name: str, shown: dict[str, Any], message: str, key: str
+) -> ToolCancelled | None:
+    """Ask the user (`message`) whether `name` may run with `shown`; the cancellation to return when they did not
+    say yes, or None to go on (as `--confirm` says when nobody can be asked)."""
     decision = Decision.UNAVAILABLE
     if ctx.confirmer is not None:
-        shown = call.arguments.model_dump(mode="json", exclude_none=True)
-        decision = await ctx.confirmer.confirm(ConfirmRequest(name, shown, _message(name, shown), _key(name, shown)))
+        decision = await ctx.confirmer.confirm(ConfirmRequest(name, shown, message, key))
     if decision is Decision.ACCEPTED:
         return None
     if decision is Decision.DECLINED:
@@ -74,7 +82,7 @@ def _message(name: str, shown: Mapping[str, Any]) -> str:
     return f"Allow {name}({rendered})? This cannot be undone."
 
 
-def _key(name: str, shown: Mapping[str, Any]) -> str:
+def question_key(name: str, shown: Mapping[str, Any]) -> str:
     """Names the question, so an answer is only ever reused for the same tool with the same arguments."""
     digest = hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
     return f"{name}/{digest}"

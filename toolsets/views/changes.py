@@ -74,6 +74,10 @@ class ResourceChanges:
     async def inbox_changed(self, user_id: str) -> None:
         await self.publish(ResourceChange((INBOX_URI,), user_id=user_id))
 
+    async def schedule_changed(self, user_id: str, uri: str) -> None:
+        """One of the user's scheduled runs ran, or the schedule changed."""
+        await self.publish(ResourceChange((uri,), user_id=user_id))
+
     async def watch_documents(self, refresh: Callable[[], Awaitable[Any]], every: float = WATCH_SECONDS) -> None:
         """While documents are subscribed to, have the knowledge index look at the folder every `every` seconds
         (its refresh tells `documents_changed` what it re-indexed). Runs until cancelled."""
@@ -123,11 +127,19 @@ class WatchedInbox:
         return self._store
 
     async def send(
-        self, *, sender_id: str, recipient_id: str, text: str, original: str, composed_by: str
+        self,
+        *,
+        sender_id: str,
+        recipient_id: str,
+        text: str,
+        original: str,
+        composed_by: str,
+        rate_limited: bool = True,
     ) -> InboxMessage:
         sent = await self.store.send(
-            sender_id=sender_id, recipient_id=recipient_id, text=text, original=original, composed_by=composed_by
-        )
+            sender_id=sender_id, recipient_id=recipient_id, text=text, original=original, composed_by=composed_by,
+            rate_limited=rate_limited,
+        )  # fmt: skip
         await self.changes.inbox_changed(recipient_id)
         return sent
 

@@ -22,12 +22,15 @@ from toolsets.views.uris import (
     EVENTS_URI,
     GUIDE_URI,
     INBOX_URI,
+    SCHEDULE_PREFIX,
+    SCHEDULE_TEMPLATE,
     doc_uri,
     event_uri,
 )
 
 if TYPE_CHECKING:
     from toolsets.infra.store.events import EventRecord
+    from toolsets.infra.store.schedules import Schedule
     from toolsets.services import Services
 
 JSON = "application/json"
@@ -101,6 +104,9 @@ class ResourceCatalog:
         if self._services is not None and scope.events:
             found.append(TemplateEntry(EVENT_TEMPLATE, "event", "Event / 일정",
                                        "One event you organise or are invited to, by id", JSON))  # fmt: skip
+        if self._services is not None and scope.schedules:
+            found.append(TemplateEntry(SCHEDULE_TEMPLATE, "schedule", "Scheduled run / 예약 실행",
+                                       "One of your scheduled tool runs and its recent runs, by id", JSON))  # fmt: skip
         if self._services is not None and scope.docs:
             about = "A document of the knowledge base, by its path in the docs folder"
             found.append(TemplateEntry(DOC_TEMPLATE, "document", "Document / 문서", about, None))
@@ -118,6 +124,8 @@ class ResourceCatalog:
             return scope.events
         if uri.startswith(DOC_PREFIX):
             return scope.docs
+        if uri.startswith(SCHEDULE_PREFIX):
+            return scope.schedules
         return False
 
     async def check(self, scope: ViewScope, uri: str) -> None:
@@ -128,6 +136,9 @@ class ResourceCatalog:
         if uri.startswith(EVENT_PREFIX):
             if await self.event(scope, unquote(uri[len(EVENT_PREFIX) :])) is None:
                 raise UnknownResourceError(_no_event(uri))
+        elif uri.startswith(SCHEDULE_PREFIX):
+            if await self._schedule(scope, uri) is None:
+                raise UnknownResourceError(_no_schedule(uri))
         elif uri.startswith(DOC_PREFIX):
             from toolsets.views.docs import find_document
 
@@ -155,6 +166,8 @@ class ResourceCatalog:
             if event is None:
                 raise UnknownResourceError(_no_event(uri))
             return ResourceBody(uri, JSON, _dump(await self._view(services, scope, event)))
+        if uri.startswith(SCHEDULE_PREFIX):
+            return ResourceBody(uri, JSON, _dump(await self._schedule_view(services, scope, uri)))
         from toolsets.views.docs import DocNotFoundError, document_text
 
         path = unquote(uri[len(DOC_PREFIX) :])
@@ -174,6 +187,27 @@ class ResourceCatalog:
         if scope.invitations_only and scope.user_id not in event.invitee_ids():
             return None
         return event
+
+    async def _schedule(self, scope: ViewScope, uri: str) -> Schedule | None:
+        """The schedule `uri` names if it is the caller's."""
+        schedule_id = unquote(uri[len(SCHEDULE_PREFIX) :])
+        if self._services is None or not scope.schedules or not schedule_id or len(schedule_id) > 64:
+            return None
+        schedule = await self._services.schedules.get(schedule_id)
+        return schedule if schedule is not None and schedule.owner_id == scope.user_id else None
+
+    async def _schedule_view(self, services: Services, scope: ViewScope, uri: str) -> dict[str, Any]:
+        from toolsets.assistant.schedule_tools import shown
+
+        schedule = await self._schedule(scope, uri)
+        if schedule is None:
+            raise UnknownResourceError(_no_schedule(uri))
+        runs = await services.schedules.recent_runs(schedule.id)
+        return {
+            "schedule": shown(schedule).model_dump(mode="json"),
+            "arguments": schedule.arguments,
+            "recent_runs": [run.model_dump(mode="json", exclude={"replica"}) for run in runs],
+        }
 
     async def upcoming(self, scope: ViewScope) -> list[EventRecord]:
         return await self._upcoming(scope)
@@ -208,6 +242,10 @@ def _no_resource(uri: str) -> str:
 
 def _no_event(uri: str) -> str:
     return f"No event {uri!r} that you can see; read {EVENTS_URI} for your events."
+
+
+def _no_schedule(uri: str) -> str:
+    return f"No schedule {uri!r} of yours; list_schedules shows them."
 
 
 def _no_document(path: str) -> str:

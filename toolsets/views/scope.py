@@ -13,6 +13,7 @@ INBOX_TOOL = "get_inbox"
 EVENTS_TOOL = "get_events"
 INVITED_TOOL = "list_invited_events"
 PEOPLE_TOOL = "search_users"
+SCHEDULES_TOOL = "list_schedules"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,10 @@ class ViewScope:
     @property
     def invitations_only(self) -> bool:
         return EVENTS_TOOL not in self.tools
+
+    @property
+    def schedules(self) -> bool:
+        return SCHEDULES_TOOL in self.tools
 
     @property
     def people(self) -> bool:

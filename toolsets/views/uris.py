@@ -11,6 +11,8 @@ EVENT_PREFIX = "truloop://events/"
 DOC_PREFIX = "truloop://docs/"
 DOC_TEMPLATE = "truloop://docs/{path}"
 EVENT_TEMPLATE = "truloop://events/{event_id}"
+SCHEDULE_PREFIX = "truloop://schedules/"
+SCHEDULE_TEMPLATE = "truloop://schedules/{schedule_id}"
 
 
 def doc_uri(path: str) -> str:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from toolsets.infra.store.inbox import InboxStore
     from toolsets.infra.store.knowledge import KnowledgeTables
     from toolsets.infra.store.memories import MemoryStore
+    from toolsets.infra.store.schedules import ScheduleStore
     from toolsets.infra.store.users import UserStore
 
 
@@ -51,6 +52,9 @@ class StoreBackend(Protocol):
 
     @property
     def memories(self) -> MemoryStore: ...
+
+    @property
+    def schedules(self) -> ScheduleStore: ...
 
     @property
     def knowledge_tables(self) -> KnowledgeTables:

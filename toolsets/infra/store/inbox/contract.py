@@ -25,9 +25,17 @@ class InboxStore(Protocol):
     """Each recipient's relayed messages, and the per-sender rate limit that guards them."""
 
     async def send(
-        self, *, sender_id: str, recipient_id: str, text: str, original: str, composed_by: str
+        self,
+        *,
+        sender_id: str,
+        recipient_id: str,
+        text: str,
+        original: str,
+        composed_by: str,
+        rate_limited: bool = True,
     ) -> InboxMessage:
-        """Store a message unless the sender is over the rate limit (`RateLimited`; checked and written atomically)."""
+        """Store a message unless the sender is over the rate limit (`RateLimited`; checked and written atomically).
+        `rate_limited=False`: the deployment's own messages (a scheduled run's result), which no person sends."""
         ...
 
     async def mark_delivered(self, message_id: str) -> None: ...

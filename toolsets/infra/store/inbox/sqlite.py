@@ -41,7 +41,14 @@ class SqliteInbox:
         await self.db.ensure_schema("inbox", MIGRATIONS)
 
     async def send(
-        self, *, sender_id: str, recipient_id: str, text: str, original: str, composed_by: str
+        self,
+        *,
+        sender_id: str,
+        recipient_id: str,
+        text: str,
+        original: str,
+        composed_by: str,
+        rate_limited: bool = True,
     ) -> InboxMessage:
         """Store a message unless the sender is over the rate limit (checked and written atomically)."""
         await self._ready()
@@ -52,7 +59,7 @@ class SqliteInbox:
         )  # fmt: skip
 
         def apply(conn: sqlite3.Connection) -> InboxMessage:
-            for window, allowed in self.limit.windows():
+            for window, allowed in self.limit.windows() if rate_limited else ():
                 rows = conn.execute(
                     "SELECT created_at FROM inbox WHERE sender_id = ? AND created_at > ? ORDER BY created_at",
                     (sender_id, iso_utc(now - window, PRECISION)),

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from toolsets.infra.store.knowledge.postgres import PgKnowledgeTables
     from toolsets.infra.store.memories.postgres import PgMemories
     from toolsets.infra.store.postgres.database import PgDatabase
+    from toolsets.infra.store.schedules.postgres import PgSchedules
     from toolsets.infra.store.users.postgres import PgUserStore
 
 
@@ -64,6 +65,12 @@ class PostgresBackend:
         from toolsets.infra.store.memories.postgres import PgMemories
 
         return PgMemories(self.pg)
+
+    @cached_property
+    def schedules(self) -> PgSchedules:
+        from toolsets.infra.store.schedules.postgres import PgSchedules
+
+        return PgSchedules(self.pg)
 
     @cached_property
     def knowledge_tables(self) -> PgKnowledgeTables:

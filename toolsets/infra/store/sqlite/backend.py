@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from toolsets.infra.store.inbox.sqlite import SqliteInbox
     from toolsets.infra.store.knowledge.sqlite import SqliteKnowledgeTables
     from toolsets.infra.store.memories.sqlite import SqliteMemories
+    from toolsets.infra.store.schedules.sqlite import SqliteSchedules
     from toolsets.infra.store.sqlite.database import Database
     from toolsets.infra.store.users.sqlite import SqliteUserStore
 
@@ -77,6 +78,12 @@ class SqliteBackend:
         from toolsets.infra.store.memories.sqlite import SqliteMemories
 
         return SqliteMemories(self.db)
+
+    @cached_property
+    def schedules(self) -> SqliteSchedules:
+        from toolsets.infra.store.schedules.sqlite import SqliteSchedules
+
+        return SqliteSchedules(self.db)
 
     @cached_property
     def knowledge_tables(self) -> SqliteKnowledgeTables:

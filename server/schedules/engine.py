@@ -1,0 +1,173 @@
+"""The engine that fires scheduled runs: docket (pydocket), a distributed task queue on Redis.
+
+With `--redis-url` the schedules' next ticks live in the deployment's Redis: each tick is one docket task under the
+schedule's key (`schedule:<id>`), so however many replicas add it, one is queued; any replica's worker takes it,
+runs the tick (`TickRunner`) and queues the next under the same key. A replica that dies leaves its queued ticks to
+the others; a tick it had taken is delivered again after `REDELIVERY_SECONDS`, and the store's claim of each tick
+(schedule id + planned instant, once) keeps it from running twice. Without Redis the same code runs in-process on
+docket's `memory://` backend, with the schedules in the store (SQLite on one laptop). Either way, every replica
+puts back the ticks of the active schedules when it starts (a no-op for those already queued).
+
+The engine starts with the server when Redis is configured or schedules exist, and otherwise on the first
+`schedule_tool_run`: a stdio session that never schedules anything never imports docket.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from server.schedules.ticks import TickRunner, first_tick
+
+if TYPE_CHECKING:
+    from toolsets.infra.store.schedules import Schedule, ScheduleStore
+
+logger = logging.getLogger("truloop.schedules")
+
+TASK = "truloop_schedule_tick"
+CHECK_SECONDS = 0.05  # how often a worker looks for due ticks: the drift of a run's start is about this
+REDELIVERY_SECONDS = 120  # a tick taken by a replica that died is run again after this (its claim stops a twin)
+CONCURRENCY = 8  # ticks one replica runs at once
+MAX_PER_USER = 50  # active or paused schedules per user
+STORE_RETRY_SECONDS = 10.0  # a tick the store could not take is tried again this much later
+
+
+def key_of(schedule_id: str) -> str:
+    return f"schedule:{schedule_id}"
+
+
+class ScheduleEngine:
+    """The `SchedulerPort` of a deployment (toolsets/scheduling/port.py), and its docket worker while serving."""
+
+    def __init__(
+        self,
+        runner: TickRunner,
+        store: Callable[[], ScheduleStore],
+        *,
+        redis_url: str | None,
+        name: str,
+        min_interval: float,
+        max_per_user: int = MAX_PER_USER,
+    ) -> None:
+        self.runner = runner
+        self._store = store
+        self._url = redis_url or "memory://"
+        self._name = name
+        self._min_interval = min_interval
+        self._max_per_user = max_per_user
+        self._docket: Any = None
+        self._group: anyio.abc.TaskGroup | None = None
+        self._starting = anyio.Lock()
+        self.shared = redis_url is not None
+
+    @property
+    def min_interval(self) -> float:
+        return self._min_interval
+
+    @property
+    def max_per_user(self) -> int:
+        return self._max_per_user
+
+    # -- SchedulerPort ----------------------------------------------------------------------------------------
+
+    async def start(self, schedule: Schedule) -> str | None:
+        first = first_tick(schedule, dt.datetime.now(dt.UTC))
+        planned = first.isoformat(timespec="milliseconds") if first is not None else None
+        await self._store().planned(schedule.id, planned)
+        if first is not None:
+            docket = await self._running()
+            await docket.add(TASK, when=first, key=key_of(schedule.id))(schedule.id, planned)
+        return planned
+
+    async def stop(self, schedule_id: str) -> None:
+        if self._docket is not None:
+            await self._docket.cancel(key_of(schedule_id))
+        # on another replica, or before this one started: the tick finds the schedule cancelled and ends there
+
+    # -- serving ------------------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """While the server serves: the worker, started now when Redis is shared or schedules exist."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            group.start_soon(self._start_if_needed)
+            try:
+                yield
+            finally:
+                self._group = None
+                group.cancel_scope.cancel()
+
+    async def _start_if_needed(self) -> None:
+        try:
+            if self.shared or await self._store().listed(None):
+                await self._running()
+        except Exception:
+            logger.warning("scheduled runs could not start; they start with the next schedule", exc_info=True)
+
+    async def _running(self) -> Any:
+        async with self._starting:
+            if self._docket is None:
+                if self._group is None:
+                    raise RuntimeError("the schedule engine runs only while the server serves")
+                self._docket = await self._group.start(self._work)
+            return self._docket
+
+    async def _work(self, *, task_status: anyio.abc.TaskStatus[Any]) -> None:
+        from docket import Docket, Perpetual, Worker
+
+        runner = self.runner
+
+        async def tick(schedule_id: str, planned_at: str, perpetual: Perpetual = Perpetual()) -> None:  # noqa: B008 - docket's way to declare it
+            """One tick, then the next one queued under the same key (none: the schedule ends here)."""
+            try:
+                following = await runner.tick(schedule_id, planned_at)
+            except Exception:  # the store away: the same tick again shortly (its claim keeps it to one run)
+                logger.warning("schedule %s: tick %s not run; trying again", schedule_id, planned_at, exc_info=True)
+                perpetual.after(dt.timedelta(seconds=STORE_RETRY_SECONDS))
+                return
+            if following is None:
+                perpetual.cancel()
+                return
+            perpetual.perpetuate(schedule_id, following)
+            perpetual.at(dt.datetime.fromisoformat(following))
+
+        async with Docket(name=self._name, url=self._url) as docket:
+            docket.register(tick, names=[TASK])
+            worker = Worker(
+                docket,
+                name=f"{socket.gethostname()}#{os.getpid()}",
+                concurrency=CONCURRENCY,
+                redelivery_timeout=dt.timedelta(seconds=REDELIVERY_SECONDS),
+                minimum_check_interval=dt.timedelta(seconds=CHECK_SECONDS),
+                scheduling_resolution=dt.timedelta(seconds=CHECK_SECONDS),
+                schedule_automatic_tasks=False,
+            )
+            async with worker:
+                await self._restore(docket)
+                task_status.started(docket)
+                try:
+                    await worker.run_forever()
+                finally:
+                    self._docket = None
+
+    async def _restore(self, docket: Any) -> None:
+        """Queue the next tick of every active schedule (a no-op for those already queued)."""
+        now = dt.datetime.now(dt.UTC)
+        for schedule in await self._store().listed(None):
+            if schedule.status != "active":
+                continue
+            planned = schedule.next_run_at
+            when = dt.datetime.fromisoformat(planned) if planned else first_tick(schedule, now)
+            if when is None:
+                continue
+            iso = when.isoformat(timespec="milliseconds")
+            await docket.add(TASK, when=max(when, now), key=key_of(schedule.id))(schedule.id, iso)

@@ -302,6 +302,7 @@ class Deployment:
         from toolsets.assembly import assemble
 
         settings = self.settings
+        self.schedules.door_built()
         return assemble(
             self.services,
             confirm_policy=settings.confirm,

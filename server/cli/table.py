@@ -66,6 +66,11 @@ SUBCOMMANDS = (
         ),
     ),
     Subcommand(
+        "schedules",
+        "schedules_command",
+        (("schedules list|cancel [ID]", "every user's scheduled tool runs; cancel one for good"),),
+    ),
+    Subcommand(
         "canary",
         "canary_command",
         (("canary status|promote|hold|rollback NAME", "canary rollouts of plugin tools (NAME.canary.py)"),),

@@ -8,8 +8,9 @@ the others; a tick it had taken is delivered again after `REDELIVERY_SECONDS`, a
 docket's `memory://` backend, with the schedules in the store (SQLite on one laptop). Either way, every replica
 puts back the ticks of the active schedules when it starts (a no-op for those already queued).
 
-The engine starts with the server when Redis is configured or schedules exist, and otherwise on the first
-`schedule_tool_run`: a stdio session that never schedules anything never imports docket.
+The engine starts with the server when Redis is configured; on the embedded store, once the tools are first
+needed (after `initialize`) if schedules exist, and otherwise on the first `schedule_tool_run`: a stdio session
+that never schedules anything never imports docket.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class ScheduleEngine:
         self._docket: Any = None
         self._group: anyio.abc.TaskGroup | None = None
         self._starting = anyio.Lock()
+        self._door_built = anyio.Event()
         self.shared = redis_url is not None
 
     @property
@@ -106,8 +108,15 @@ class ScheduleEngine:
                 self._group = None
                 group.cancel_scope.cancel()
 
+    def door_built(self) -> None:
+        """The deployment's tools are ready: an embedded store's schedules may be looked at now (not before a stdio
+        server has answered `initialize`, whose start-up opens no store)."""
+        self._door_built.set()
+
     async def _start_if_needed(self) -> None:
         try:
+            if not self.shared:
+                await self._door_built.wait()
             if self.shared or await self._store().listed(None):
                 await self._running()
         except Exception:

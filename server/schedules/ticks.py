@@ -14,6 +14,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 import anyio
 
@@ -118,7 +119,9 @@ class TickRunner:
         )  # fmt: skip
         await self.services.schedules.finish(finished)
         outcome_word = "done" if status == "ok" else f"failed ({code})"
-        await self._tell(schedule, f"Scheduled {schedule.tool} ({schedule.id}) {outcome_word}: {_short(text, 600)}")
+        local = dt.datetime.fromisoformat(run.planned_at).astimezone(ZoneInfo(schedule.timezone))
+        said = f"Scheduled {schedule.tool} ({schedule.id}) of {local.isoformat(timespec='seconds')} {outcome_word}"
+        await self._tell(schedule, f"{said}: {_short(text, 600)}")
 
     async def _pause(self, schedule: Schedule, reason: str) -> None:
         await self.services.schedules.set_status(schedule.id, "paused", reason)

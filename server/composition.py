@@ -118,7 +118,9 @@ class Deployment:
         from server.plugin_catalog import plugin_catalog
 
         catalog = plugin_catalog(settings)
-        catalog.canary.configure(self._canary_store(), settings.canary_key, self._audit_event)
+        catalog.canary.configure(
+            self._canary_store(), settings.canary_key, self._audit_event, settings.canary_scheduled_gap
+        )
         return catalog
 
     def _audit_event(self, entry: dict[str, Any]) -> None:

@@ -487,6 +487,16 @@ class Settings(BaseSettings):
             env="TRULOOP_CANARY_KEY",
         ),
     ] = "user"
+    canary_scheduled_gap: Annotated[
+        float,
+        Source(
+            "seconds a canary stage of a scheduled tool is observed before its scheduled runs may be approved (see "
+            "*Canary rollout*)",
+            flag="--canary-scheduled-gap",
+            env="TRULOOP_CANARY_SCHEDULED_GAP",
+            metavar="SECONDS",
+        ),
+    ] = Field(default=600.0, ge=0, le=30 * 24 * 3600)
     jwt_secret: Annotated[
         SecretStr | None, Source("HS256 secret (>= 32 bytes) for bearer tokens on HTTP", env="TRULOOP_JWT_SECRET")
     ] = Field(default=None, repr=False)

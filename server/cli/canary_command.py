@@ -1,8 +1,10 @@
 """`truloop-mcp canary status|promote|hold|rollback NAME`: the canary rollouts of plugin tools, for an operator.
 
     truloop-mcp canary status [NAME] [--json]   per tool and version: share, calls, errors, timeouts and p95 over
-                                                 both windows (the last 100 calls, the last 30 minutes), last decision
-    truloop-mcp canary promote NAME             one step up the ladder now (at 100%: the candidate becomes stable)
+                                                 both windows (the last 100 calls, the last 30 minutes), the stage's
+                                                 scheduled runs apart (awaiting approval?), last decision
+    truloop-mcp canary promote NAME             one step up the ladder now (at 100%: the candidate becomes stable);
+                                                 for a scheduled stage, the operator's approval
     truloop-mcp canary hold NAME                stop automatic promotion (automatic rollback still applies)
     truloop-mcp canary rollback NAME [--hard]   share 0 (soft); --hard also disables NAME.canary.py
 
@@ -25,15 +27,16 @@ import anyio
 
 from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, fail, settings_or_exit
 from server.settings import Settings
-from toolsets.pipeline.canary import actions
-from toolsets.pipeline.canary.metrics import Stats, windows
+from toolsets.pipeline.canary import actions, scheduled
+from toolsets.pipeline.canary.metrics import RunStats, ScheduledRuns, Stats, windows
+from toolsets.pipeline.canary.rules import SCHEDULED_RULES, duration
 from toolsets.pipeline.canary.state import CanaryState
 
 FAILED = 1
 # where the folder is and where its code may run (the sandbox with authoring): candidate files are imported
 SETTINGS = {
     "data_dir", "redis_url", "tools_dir", "audit_log", "log_level", "plugin_isolation", "plugin_network",
-    "tool_authoring",
+    "tool_authoring", "canary_scheduled_gap",
 }  # fmt: skip
 NOT_STARTED = "not started"  # a candidate file no server has loaded yet (status with --tools-dir)
 
@@ -102,7 +105,10 @@ async def _states(settings: Settings, name: str | None) -> tuple[list[CanaryStat
                 continue
             candidate = windows(await store.samples(state.step_key()))
             stable = windows(await store.samples(state.stable_key()))
-            states.append(state.model_copy(update={"metrics": {"stable": stable, "candidate": candidate}}))
+            gap = scheduled.gap_of(state, settings.canary_scheduled_gap)
+            runs = await scheduled.read_runs(store, state, gap)
+            live = {"metrics": {"stable": stable, "candidate": candidate}, "scheduled": runs}
+            states.append(state.model_copy(update=live))
     finally:
         await store.aclose()
     pending: set[str] = set()
@@ -141,7 +147,9 @@ async def _operate(settings: Settings, command: str, name: str, hard: bool) -> C
             current = await store.load(name)
             if current is None:
                 raise CanaryCommandError(f"no canary rollout of {name!r} (none of its NAME.canary.py was served yet)")
-            new = transition(current, command, hard)
+            gap = scheduled.gap_of(current, settings.canary_scheduled_gap)
+            runs = await scheduled.read_runs(store, current, gap)
+            new = transition(current, command, hard, runs)
             if new.status in ("promoted", "disabled") and settings.tools_dir is None:
                 change = "promotion to 100%" if new.status == "promoted" else "a hard rollback"
                 raise NeedsToolsDir(
@@ -159,7 +167,9 @@ async def _operate(settings: Settings, command: str, name: str, hard: bool) -> C
     return new
 
 
-def transition(state: CanaryState, command: str, hard: bool) -> CanaryState:
+def transition(state: CanaryState, command: str, hard: bool, runs: ScheduledRuns | None = None) -> CanaryState:
+    """The operator's change. A promotion of a stage that has scheduled runs is their approval (rule `manual`),
+    its reason naming the evidence it was given on."""
     if state.status == "promoted":
         raise CanaryCommandError(f"{state.tool}: candidate {state.candidate} was already promoted to stable")
     if command == "promote":
@@ -168,6 +178,8 @@ def transition(state: CanaryState, command: str, hard: bool) -> CanaryState:
                 f"{state.tool}: the candidate file was disabled (hard rollback); rename "
                 f"{state.candidate_file or 'NAME.canary.py'}.disabled back, then promote"
             )
+        if runs is not None and runs.candidate.runs and state.status in ("active", "held"):
+            return actions.promote(state, _approval(state, runs), "operator", rule="manual")
         return actions.promote(state, "promoted by the operator", "operator")
     if command == "hold":
         if state.status in ("rolled_back", "disabled"):
@@ -176,6 +188,20 @@ def transition(state: CanaryState, command: str, hard: bool) -> CanaryState:
     if state.status == "disabled" or (state.status == "rolled_back" and not hard):
         raise CanaryCommandError(f"{state.tool}: already rolled back ({state.status})")
     return actions.rollback(state, "rolled back by the operator", "operator", hard=hard)
+
+
+def _approval(state: CanaryState, runs: ScheduledRuns) -> str:
+    evidence = (
+        f"{runs.candidate.runs} scheduled runs ok at {state.share:g}% over {duration(runs.since_stage_s)}"
+        if runs.awaiting_approval
+        else f"before the stage's evidence was complete ({_runs_said(runs)})"
+    )
+    return f"approved by the operator: {evidence}"
+
+
+def _runs_said(runs: ScheduledRuns) -> str:
+    wait = f", {duration(runs.until_gap_s)} of the gap left" if runs.until_gap_s else ""
+    return f"{runs.candidate.runs} scheduled runs, {runs.candidate.failures} failed{wait}"
 
 
 def _audit(settings: Settings, state: CanaryState) -> None:
@@ -212,10 +238,12 @@ def status_table(states: Sequence[CanaryState], pending: Collection[str] = ()) -
     lines: list[str] = []
     for state in states:
         ladder = "-".join(f"{rung:g}" for rung in state.ladder)
+        runs = state.scheduled if state.tool not in pending else None
         if state.tool in pending:
             status = f"{NOT_STARTED} (no server has loaded {state.candidate_file} yet; it starts at {state.share:g}%)"
         else:
-            status = f"{state.status}  candidate share {state.routed_share:g}%"
+            waiting = ", awaiting approval" if runs is not None and runs.awaiting_approval else ""
+            status = f"{state.status}{waiting}  candidate share {state.routed_share:g}%"
         lines.append(f"{state.tool}  {status} (ladder {ladder})")
         header = ("version", "route", "file", "share", *_WINDOW_HEADER, *(f"{h} 30m" for h in _WINDOW_HEADER))
         rows: list[tuple[str, ...]] = [header]
@@ -226,11 +254,9 @@ def status_table(states: Sequence[CanaryState], pending: Collection[str] = ()) -
             measured = state.metrics.get("candidate" if route == "canary" else "stable")
             last, recent = (measured.last_calls, measured.last_minutes) if measured is not None else (Stats(), Stats())
             rows.append((version, route, file or "-", f"{share:g}%", *_window_cells(last), *_window_cells(recent)))
-        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        lines += [
-            "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-            for row in rows
-        ]
+        lines += _aligned(rows)
+        if runs is not None and _shows_scheduled(state, runs):
+            lines += _scheduled_rows(state, runs)
         decision = state.decision
         if decision is not None and state.tool not in pending:
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(decision.at))
@@ -240,6 +266,49 @@ def status_table(states: Sequence[CanaryState], pending: Collection[str] = ()) -
 
 
 _WINDOW_HEADER = ("calls", "errors", "timeouts", "p95 ms")
+
+
+def _aligned(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+
+
+def _shows_scheduled(state: CanaryState, runs: ScheduledRuns) -> bool:
+    """A rollout that scheduled runs take part in: runs at this stage, or a decision of theirs."""
+    rule = state.decision.rule if state.decision is not None else None
+    return bool(runs.candidate.runs or runs.stable.runs) or rule in SCHEDULED_RULES
+
+
+def _scheduled_rows(state: CanaryState, runs: ScheduledRuns) -> list[str]:
+    """The stage's scheduled runs, apart from the real-time windows: per version its runs, failures and last run,
+    then how long the stage has run, what it still needs, or that it awaits the operator's approval."""
+    started = _when(runs.stage_started)
+    gap = "passed" if not runs.until_gap_s else f"{duration(runs.until_gap_s)} left"
+    lines = [
+        f"  scheduled runs at {state.share:g}% (stage started {started}, {duration(runs.since_stage_s)} ago; "
+        f"gap {duration(runs.gap_s)}: {gap})"
+    ]
+    rows: list[tuple[str, ...]] = [("version", "route", "runs", "failures", "last run")]
+    for route, version, measured in (
+        ("stable", state.stable, runs.stable),
+        ("canary", state.candidate, runs.candidate),
+    ):
+        rows.append((version, route, *_run_cells(measured)))
+    lines += _aligned(rows)
+    if runs.awaiting_approval:
+        lines.append(f"  awaiting approval: {_runs_said(runs)}; approve with `{PROG} canary promote {state.tool}`")
+    return lines
+
+
+def _run_cells(measured: RunStats) -> tuple[str, str, str]:
+    last = "-" if measured.last_run is None else _when(measured.last_run)
+    return str(measured.runs), f"{measured.failures} ({measured.timeouts} timeouts)", last
+
+
+def _when(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
 
 
 def _window_cells(window: Stats) -> tuple[str, str, str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Route = Literal["stable", "canary"]
+Route = Literal["stable", "canary", "scheduled"]  # scheduled: a scheduled run of a tool under canary rollout
 DeferredRoute = Literal["device", "elicitation", "none"]
 
 

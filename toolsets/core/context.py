@@ -38,7 +38,7 @@ class RequestInfo:
 
     request_id: str | None = None
     session_id: str | None = None  # the MCP session (handshake era); None on 2026-07-28 and in-process
-    transport: str = "in-process"  # stdio | http | sse | in-process | cli
+    transport: str = "in-process"  # stdio | http | sse | in-process | cli | scheduled
     protocol_version: str | None = None
     profile: str | None = None
 

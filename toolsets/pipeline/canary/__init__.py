@@ -6,6 +6,9 @@ A candidate version is `DIR/NAME.canary.py` declaring the same tool name as a se
 - policy.py: shares and ladders by risk, and the thresholds of the rules
 - metrics.py: samples per tool version and their two windows (last 100 calls, last 30 minutes)
 - rules.py: promote / hold / rollback from the windows; actions.py: the state transitions (auto and operator)
+- scheduled.py: scheduled runs (`transport == "scheduled"`): to the candidate while the stage collects its runs,
+  their samples apart from the windows; rules.py's `decide_scheduled` rolls back on one failure, else holds until
+  the operator approves
 - state.py: the shared state of one tool's rollout; store.py: kept in memory (+ files for the operator's
   command: the states in one JSON file, the samples in one file per version and step), or in Redis
   (toolsets/pipeline/canary/redis_store.py) so every replica routes and decides alike

@@ -1,5 +1,6 @@
 """Samples of one tool version's calls, and what the rules read from them: two windows (the last 100 calls,
-the last 30 minutes), each with its calls, error rate, timeout rate and latency p50/p95/p99."""
+the last 30 minutes), each with its calls, error rate, timeout rate and latency p50/p95/p99; and, apart, the
+scheduled runs of the current stage (`ScheduledRuns`: how many, how many failed, when, and the stage's gap)."""
 
 from __future__ import annotations
 
@@ -82,3 +83,47 @@ def windows(samples: Sequence[Sample], now: float | None = None) -> Windows:
     since = (time.time() if now is None else now) - WINDOW_SECONDS
     recent = [s for s in samples if s.at >= since]
     return Windows(last_calls=stats(samples[-WINDOW_CALLS:]), last_minutes=stats(recent))
+
+
+class RunStats(BaseModel):
+    """One version's scheduled runs at the current stage."""
+
+    runs: int = 0
+    failures: int = 0  # errors and timeouts
+    timeouts: int = 0
+    last_run: float | None = None  # epoch seconds
+
+
+class ScheduledRuns(BaseModel):
+    """The scheduled evidence of the current stage, apart from the real-time windows."""
+
+    candidate: RunStats
+    stable: RunStats
+    stage_started: float  # epoch seconds
+    gap_s: float  # how long a stage is observed before it may be approved
+    since_stage_s: float  # at the time of reading
+    until_gap_s: float  # 0 once the gap has passed
+    awaiting_approval: bool = False  # enough good runs and the gap passed: the operator promotes it
+
+
+def run_stats(samples: Sequence[Sample]) -> RunStats:
+    return RunStats(
+        runs=len(samples),
+        failures=sum(1 for s in samples if s.outcome != "ok"),
+        timeouts=sum(1 for s in samples if s.outcome == "timeout"),
+        last_run=max((s.at for s in samples), default=None),
+    )
+
+
+def scheduled_runs(
+    candidate: Sequence[Sample], stable: Sequence[Sample], stage_started: float, gap_s: float, now: float | None = None
+) -> ScheduledRuns:
+    since = max(0.0, (time.time() if now is None else now) - stage_started)
+    return ScheduledRuns(
+        candidate=run_stats(candidate),
+        stable=run_stats(stable),
+        stage_started=stage_started,
+        gap_s=gap_s,
+        since_stage_s=round(since, 3),
+        until_gap_s=round(max(0.0, gap_s - since), 3),
+    )

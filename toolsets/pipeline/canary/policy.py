@@ -1,4 +1,4 @@
-"""The rollout policy: start shares and ladders by risk, and the rules' thresholds."""
+"""The rollout policy: start shares and ladders by risk, and the rules' thresholds (real-time and scheduled)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ ROLLBACK_ERROR_RATE = 0.05
 MIN_CALLS_TO_ROLL_BACK = 20  # an error rate is judged on at least this many calls (a fatal error needs one)
 EVALUATE_EVERY = 10  # candidate calls between two evaluations (a fatal error is judged at once)
 MAX_SAMPLES = 5_000  # samples kept per version and step (the 30-minute window is within these)
+
+# Scheduled runs (a tool run by the scheduler, `RequestInfo.transport == "scheduled"`) come a few a day: they are
+# judged on their own samples, never on the windows above, and a stage is promoted only by the operator.
+SCHEDULED_MIN_RUNS = 3  # successful scheduled runs of the candidate a stage needs before it awaits approval
+SCHEDULED_RUNS_PER_STAGE = 5  # scheduled runs sent to the candidate per stage (its evidence); later ones: stable
+SCHEDULED_MIN_SECONDS_BETWEEN_STAGES = 10 * 60  # a stage is observed this long before it may be approved
 
 
 def ladder_for(*hints: ToolHints) -> tuple[float, ...]:

@@ -3,7 +3,8 @@
 Keys (under the prefix): `canary:state:{tool}` the rollout's state (JSON), written only over the revision it
 was read at (a Lua check-and-set); `canary:tools` the tools with a state; `canary:samples:{key}` a version's
 (or a candidate step's) samples, the newest `MAX_SAMPLES` kept, and `canary:count:{key}` how many were ever
-recorded. Samples expire a day after their last write.
+recorded; scheduled runs under keys of their own (ending `@scheduled`: `CanaryState.scheduled_step_key`), never
+read by the real-time windows. Samples expire a day after their last write.
 """
 
 from __future__ import annotations

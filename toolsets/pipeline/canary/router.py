@@ -5,9 +5,12 @@ version of a plugin call that has a candidate and pins it on the call's notes, s
 `tool_version` and `route`; `CanaryRouter.run` (the plugin toolset's innermost step) runs the call on that version,
 records its sample, and every `EVALUATE_EVERY` candidate calls applies the rules. A fatal error of the candidate (a
 permission error, data damage, its worker process dying: plugins/failures.py) rolls it back hard at once; any other
-error counts toward the error rate. A rollout starts as soon as the catalog loads the candidate (`observe`). A
-decision is one audit event (`canary_decision`), written by the one process whose revision-checked write won. The
-canary never fails a call: when its store is unreachable, calls run on the stable version and nothing is recorded.
+error counts toward the error rate. A scheduled run (`RequestInfo.transport == "scheduled"`) is routed and judged
+by the scheduled rule instead (scheduled.py, `rules.decide_scheduled`): its samples are kept apart from the
+real-time windows, one failed run rolls the candidate back, and a stage is promoted only by the operator. A rollout
+starts as soon as the catalog loads the candidate (`observe`). A decision is one audit event (`canary_decision`),
+written by the one process whose revision-checked write won. The canary never fails a call: when its store is
+unreachable, calls run on the stable version and nothing is recorded.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ from toolsets.core.call_notes import Route
 from toolsets.core.envelope import ToolOk, ToolResult
 from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolError
 from toolsets.extensions.plugins.failures import DESCRIBED, fatal_kind
-from toolsets.pipeline.canary import actions, files
+from toolsets.pipeline.canary import actions, files, scheduled
 from toolsets.pipeline.canary.metrics import Outcome, Sample, windows
-from toolsets.pipeline.canary.policy import EVALUATE_EVERY
+from toolsets.pipeline.canary.policy import EVALUATE_EVERY, SCHEDULED_MIN_SECONDS_BETWEEN_STAGES
 from toolsets.pipeline.canary.routing import KeyKind, routing_key, to_candidate
-from toolsets.pipeline.canary.rules import decide
+from toolsets.pipeline.canary.rules import decide, decide_scheduled
 from toolsets.pipeline.canary.state import CanaryState
 from toolsets.pipeline.canary.store import CanaryStore, LocalCanaryStore
 
@@ -49,6 +52,7 @@ class Choice:
     version: PluginVersion
     route: Route
     state: CanaryState
+    candidate: bool  # whether `version` is the candidate (a scheduled run's route does not say)
 
 
 class CanaryRouter:
@@ -57,13 +61,22 @@ class CanaryRouter:
         self.store: CanaryStore = LocalCanaryStore()
         self.key_kind: KeyKind = "user"
         self.emit: Emit | None = None  # the audit log's, for decision lines
+        self.scheduled_gap: float = SCHEDULED_MIN_SECONDS_BETWEEN_STAGES
         self._evaluating: dict[str, anyio.Lock] = {}
         self._files = anyio.Lock()
 
-    def configure(self, store: CanaryStore | None, key_kind: KeyKind = "user", emit: Emit | None = None) -> None:
+    def configure(
+        self,
+        store: CanaryStore | None,
+        key_kind: KeyKind = "user",
+        emit: Emit | None = None,
+        scheduled_gap: float = SCHEDULED_MIN_SECONDS_BETWEEN_STAGES,
+    ) -> None:
+        """`scheduled_gap`: the seconds a stage is observed before its scheduled runs may be approved."""
         self.store = store if store is not None else LocalCanaryStore()
         self.key_kind = key_kind
         self.emit = emit
+        self.scheduled_gap = scheduled_gap
 
     async def observe(self) -> None:
         """Start (or bring up to date) the rollout of every loaded candidate, before any call of it: the catalog
@@ -98,14 +111,17 @@ class CanaryRouter:
                 return None
             if state.candidate == candidate.version and state.status in ("promoted", "disabled"):
                 await self.apply_files(state)
+            if scheduled.is_scheduled(call.ctx):
+                mine = state.candidate == candidate.version and await scheduled.to_candidate(self.store, state)
+                return Choice(call.call_id, candidate if mine else tool.version, "scheduled", state, mine)
         except Exception as exc:
             logger.warning("canary of %s: store unavailable (%s); the stable version serves", tool.name, exc)
             return None
         share = state.routed_share if state.candidate == candidate.version else 0.0
         key = routing_key(call.ctx, self.key_kind, call.call_id)
         if share > 0 and to_candidate(tool.name, key, share):
-            return Choice(call.call_id, candidate, "canary", state)
-        return Choice(call.call_id, tool.version, "stable", state)
+            return Choice(call.call_id, candidate, "canary", state, True)
+        return Choice(call.call_id, tool.version, "stable", state, False)
 
     async def _state(self, stable: PluginVersion, candidate: PluginVersion, emit: Emit | None) -> CanaryState | None:
         name = stable.name
@@ -159,6 +175,9 @@ class CanaryRouter:
     async def _after(self, choice: Choice, sample: Sample, emit: Emit | None, raised: str = "") -> None:
         state = choice.state
         try:
+            if choice.route == "scheduled":
+                await self._after_scheduled(choice, sample, emit, raised)
+                return
             canary = choice.route == "canary"
             count = await self.store.record(state.step_key() if canary else state.stable_key(), sample)
             if not canary or state.status not in ("active", "held"):
@@ -169,6 +188,19 @@ class CanaryRouter:
                 await self.evaluate(state.tool, emit)
         except Exception as exc:
             logger.warning("canary of %s: sample or decision not recorded (%s)", state.tool, exc)
+
+    async def _after_scheduled(self, choice: Choice, sample: Sample, emit: Emit | None, raised: str) -> None:
+        """A scheduled run's sample, under its own key; a failure of the candidate rolls it back at once, any other
+        run applies the scheduled rule (which holds, or records that the stage awaits approval)."""
+        state = choice.state
+        key = state.scheduled_step_key() if choice.candidate else state.scheduled_stable_key()
+        await self.store.record(key, sample)
+        if state.status not in ("active", "held"):
+            return
+        if choice.candidate and sample.fatal is not None:
+            await self._judge_fatal(state, sample.fatal, emit, raised)
+        else:  # a failure is judged on the stage it ran at, even if an operator moved the rollout meanwhile
+            await self.evaluate_scheduled(state.tool, emit, stage=state if sample.outcome != "ok" else None)
 
     # -- deciding ----------------------------------------------------------------------------------------------
 
@@ -193,6 +225,25 @@ class CanaryRouter:
             else:
                 new = actions.hold(current, verdict.reason, rule=verdict.rule)
             return new.model_copy(update={"metrics": {"stable": stable, "candidate": candidate}})
+
+        return await self._decide(tool, emit, step)
+
+    async def evaluate_scheduled(
+        self, tool: str, emit: Emit | None = None, stage: CanaryState | None = None
+    ) -> CanaryState | None:
+        """Apply the scheduled rule to the stage's scheduled runs (never to the real-time windows); with `stage`,
+        only while the rollout is still at that stage."""
+
+        async def step(current: CanaryState) -> CanaryState:
+            if stage is not None and (current.candidate, current.step_started) != (stage.candidate, stage.step_started):
+                return current
+            runs = await scheduled.read_runs(self.store, current, self.scheduled_gap)
+            verdict = decide_scheduled(current, runs)
+            if verdict.action == "rollback":
+                new = actions.rollback(current, verdict.reason, rule=verdict.rule)
+            else:
+                new = actions.hold(current, verdict.reason, rule=verdict.rule)
+            return new.model_copy(update={"scheduled": runs})
 
         return await self._decide(tool, emit, step)
 

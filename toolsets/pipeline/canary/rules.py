@@ -7,13 +7,21 @@
 - promote one step when the last-100 window is full (100 calls at this step) and, in both windows, the error
   rate is at most 2%, the timeout rate at most 1%, and p95 within +20% of stable's (`P95_SLACK_MS` for tiny ones);
 - hold otherwise (too few calls, an error rate between 2% and 5%, timeouts, slow tail, or the operator's hold).
+
+Scheduled runs are judged apart (`decide_scheduled`, on the stage's `ScheduledRuns`), never on the windows:
+
+- roll back (soft) on any failed or timed-out scheduled run of the candidate at this stage (`scheduled_errors`):
+  with a handful of runs, one failure is the signal (a fatal one is the router's, hard, as above);
+- hold while the stage has fewer than `SCHEDULED_MIN_RUNS` candidate runs (`scheduled_samples`) or was observed
+  for less than its gap (`scheduled_gap`);
+- then hold awaiting the operator's approval (`manual`): a scheduled stage never promotes by itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolsets.pipeline.canary.metrics import Stats, Windows
+from toolsets.pipeline.canary.metrics import ScheduledRuns, Stats, Windows
 from toolsets.pipeline.canary.policy import (
     MAX_ERROR_RATE_TO_PROMOTE,
     MAX_P95_RATIO,
@@ -23,10 +31,13 @@ from toolsets.pipeline.canary.policy import (
     MIN_STABLE_CALLS,
     P95_SLACK_MS,
     ROLLBACK_ERROR_RATE,
+    SCHEDULED_MIN_RUNS,
 )
 from toolsets.pipeline.canary.state import Action, CanaryState
 
 LABELS = ("last 100 calls", "last 30 minutes")
+SCHEDULED_FAILED = "scheduled_errors"  # the rule of a rollback on a failed scheduled run
+SCHEDULED_RULES = frozenset({"scheduled_samples", "scheduled_gap", SCHEDULED_FAILED, "manual"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +85,49 @@ def decide(state: CanaryState, candidate: Windows, stable: Windows) -> Verdict:
 
 def _rate(window: Stats) -> str:
     return f"{window.error_rate:.1%} ({window.errors}/{window.calls})"
+
+
+def decide_scheduled(state: CanaryState, runs: ScheduledRuns) -> Verdict:
+    """The scheduled rule on the stage's scheduled runs: roll back on a failure, else hold (the last hold, `manual`,
+    awaits the operator's `canary promote`)."""
+    candidate, at = runs.candidate, f"at {state.share:g}%"
+    if candidate.failures:
+        failed = "timed out" if candidate.timeouts == candidate.failures else "failed"
+        return Verdict(
+            "rollback",
+            f"{candidate.failures} of {candidate.runs} scheduled runs {at} {failed}: with so few runs, one failure "
+            "rolls the candidate back",
+            SCHEDULED_FAILED,
+        )
+    if candidate.runs < SCHEDULED_MIN_RUNS:
+        return Verdict(
+            "hold",
+            f"{candidate.runs} of {SCHEDULED_MIN_RUNS} scheduled runs {at}: too few to judge",
+            "scheduled_samples",
+        )
+    if runs.until_gap_s > 0:
+        return Verdict(
+            "hold",
+            f"{candidate.runs} scheduled runs ok {at}; the stage has been observed {duration(runs.since_stage_s)} of "
+            f"the {duration(runs.gap_s)} it needs",
+            "scheduled_gap",
+        )
+    return Verdict(
+        "hold",
+        f"awaiting approval: {candidate.runs} scheduled runs ok {at} over {duration(runs.since_stage_s)}; "
+        f"promote with `canary promote {state.tool}`",
+        "manual",
+    )
+
+
+def awaiting_approval(state: CanaryState, runs: ScheduledRuns) -> bool:
+    return state.status in ("active", "held") and decide_scheduled(state, runs).rule == "manual"
+
+
+def duration(seconds: float) -> str:
+    """Whole seconds, minutes or hours (an operator's reading, not a measurement)."""
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from toolsets.pipeline.canary.metrics import Windows
+from toolsets.pipeline.canary.metrics import ScheduledRuns, Windows
 
 Status = Literal["active", "held", "rolled_back", "disabled", "promoted"]
 Action = Literal["start", "promote", "hold", "rollback"]
@@ -39,6 +39,7 @@ class CanaryState(BaseModel):
     candidate_file: str | None = None
     decision: RolloutDecision | None = None
     metrics: dict[str, Windows] = {}  # "stable" / "candidate": the windows of the last evaluation
+    scheduled: ScheduledRuns | None = None  # the scheduled runs of the last scheduled evaluation (None: none yet)
 
     @property
     def routed_share(self) -> float:
@@ -50,3 +51,11 @@ class CanaryState(BaseModel):
 
     def stable_key(self) -> str:
         return f"{self.tool}@{self.stable}"
+
+    def scheduled_step_key(self) -> str:
+        """The candidate's scheduled runs of this step: kept apart, so no real-time window ever reads them."""
+        return f"{self.step_key()}@scheduled"
+
+    def scheduled_stable_key(self) -> str:
+        """Stable's scheduled runs of this step (the runs after the step's candidate runs)."""
+        return f"{self.tool}@{self.stable}@{self.share:g}@{self.step_started:.3f}@scheduled"

@@ -1,9 +1,10 @@
 """Where rollouts live: `CanaryStore` (the protocol), and `LocalCanaryStore` for a single server.
 
 `LocalCanaryStore` keeps samples in memory and, given a path, mirrors the states into a JSON file
-(`<data-dir>/canary/state.json`) and appends each sample to a file of its key (`<data-dir>/canary/samples/`), so
-`truloop-mcp canary ...` on the same machine reads and changes what the server routes by, and sees the calls it
-counted (a server that restarts reads them back too). With `--redis-url`, `redis_store.py` beside this file keeps
+(`<data-dir>/canary/state.json`) and appends each sample to a file of its key (`<data-dir>/canary/samples/`;
+scheduled runs in files of their own, `...@scheduled.jsonl`), so `truloop-mcp canary ...` on the same machine
+reads and changes what the server routes by, and sees the calls it counted (a server that restarts reads them
+back too). With `--redis-url`, `redis_store.py` beside this file keeps
 both in Redis for every replica.
 A state is written only over the revision it was read at (`save(..., expected)`), so one of two concurrent
 decisions applies and the other is read back.

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("truloop.schedules")
 
-TASK = "truloop_schedule_tick"
+TASK = "truloop_schedule_tick"  # the name of the task function in `_work`
 CHECK_SECONDS = 0.05  # how often a worker looks for due ticks: the drift of a run's start is about this
 REDELIVERY_SECONDS = 120  # a tick taken by a replica that died is run again after this (its claim stops a twin)
 CONCURRENCY = 8  # ticks one replica runs at once
@@ -135,7 +135,8 @@ class ScheduleEngine:
 
         runner = self.runner
 
-        async def tick(schedule_id: str, planned_at: str, perpetual: Perpetual = Perpetual()) -> None:  # noqa: B008 - docket's way to declare it
+        # docket queues the next tick by the function's own name: it is the task's name on every replica
+        async def truloop_schedule_tick(schedule_id: str, planned_at: str, perpetual: Perpetual = Perpetual()) -> None:  # noqa: B008 - docket's way to declare it
             """One tick, then the next one queued under the same key (none: the schedule ends here)."""
             try:
                 following = await runner.tick(schedule_id, planned_at)
@@ -150,7 +151,7 @@ class ScheduleEngine:
             perpetual.at(dt.datetime.fromisoformat(following))
 
         async with Docket(name=self._name, url=self._url) as docket:
-            docket.register(tick, names=[TASK])
+            docket.register(truloop_schedule_tick)
             worker = Worker(
                 docket,
                 name=f"{socket.gethostname()}#{os.getpid()}",

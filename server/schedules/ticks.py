@@ -89,7 +89,7 @@ class TickRunner:
         door = self._door()
         caller = Caller(
             schedule.owner_id, role=schedule.owner_role, timezone=schedule.timezone,  # type: ignore[arg-type]
-            claims={"groups": schedule.owner_groups},
+            claims={"sub": schedule.owner_id, "groups": schedule.owner_groups},
         )  # fmt: skip
         info = RequestInfo(request_id=f"{schedule.id}@{run.planned_at}", transport="scheduled")
         policy = ConfirmPolicy.OFF if schedule.confirmed else ConfirmPolicy.STRICT

@@ -227,9 +227,7 @@ class Deployment:
         """How a scheduled run reaches its owner's device: the bridge (nobody else can be asked)."""
         from bridge.deferred_router import DeferredRouter
 
-        return DeferredRouter(
-            self.bridge, None, timeout=self.settings.deferred_timeout, stdio=not self.reaches_devices
-        )
+        return DeferredRouter(self.bridge, None, timeout=self.settings.deferred_timeout, stdio=not self.reaches_devices)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.support import http_server_process, mcp_client, replica_env, token
+from tests.support import eventually, http_server_process, mcp_client, replica_env, token
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 TICK = 5.0
@@ -46,15 +46,17 @@ async def test_every_five_seconds_once_per_tick_across_two_replicas_and_after_on
         http_server_process("--data-dir", str(tmp_path / "a"), env=env) as (a, proc_a, _),
         http_server_process("--data-dir", str(tmp_path / "b"), env=env) as (b, _, _),
     ):
-        made = await _call(a, bearer, "schedule_tool_run",
-                           {"tool": "get_day_of_week", "when": "PT5S", "arguments": {"date": "2026-03-10"}})  # fmt: skip
+        schedule = {"tool": "get_day_of_week", "when": "PT5S", "arguments": {"date": "2026-03-10"}}
+        made = await _call(a, bearer, "schedule_tool_run", schedule)
         began = time.monotonic()
         resource = made["resource"]
         await anyio.sleep(KILL_AFTER)
         runs = (await _read(b, bearer, resource))["schedule"]["runs"]
-        with anyio.fail_after(TICK * 2):  # kill A just after a tick, not in the middle of one
-            while (await _read(b, bearer, resource))["schedule"]["runs"] == runs:
-                await anyio.sleep(0.1)
+
+        async def ticked() -> bool:
+            return bool((await _read(b, bearer, resource))["schedule"]["runs"] != runs)
+
+        await eventually(ticked, seconds=TICK * 2)  # kill A just after a tick, not in the middle of one
         proc_a.kill()
         proc_a.wait()
         await anyio.sleep(TOTAL_SECONDS - (time.monotonic() - began))

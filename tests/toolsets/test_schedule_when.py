@@ -1,0 +1,69 @@
+"""`when` of a schedule: the three forms, read in the caller's time zone, held to the minimum interval."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+
+from toolsets.scheduling.when import MAX_WHEN_CHARS, WhenError, parse_when, stored_when
+
+NOW = dt.datetime(2026, 11, 27, 0, 30, tzinfo=dt.UTC)  # Friday 09:30 in Seoul
+
+
+def test_cron_is_local_time_in_the_callers_zone() -> None:
+    when = parse_when("0 8 * * 1-5", "Asia/Seoul", 60, NOW)
+    assert when.kind == "cron"
+    assert when.next_after(NOW) == dt.datetime(2026, 11, 29, 23, 0, tzinfo=dt.UTC)  # Monday 08:00 KST
+    seconds = parse_when("*/10 * * * * *", "UTC", 5, NOW)  # six fields: seconds first
+    assert seconds.next_after(NOW) == NOW + dt.timedelta(seconds=10)
+
+
+def test_cron_follows_daylight_saving() -> None:
+    when = parse_when("0 9 * * *", "America/New_York", 60, NOW)
+    before = dt.datetime(2026, 3, 6, 15, 0, tzinfo=dt.UTC)  # two days before the US switch (March 8)
+    first = when.next_after(before)
+    assert first is not None
+    second = when.next_after(first)
+    assert (first.hour, second.hour if second else None) == (14, 13)  # 09:00 EST then 09:00 EDT
+
+
+def test_intervals_and_one_offs() -> None:
+    assert parse_when("PT5S", "UTC", 1, NOW).next_after(NOW) == NOW + dt.timedelta(seconds=5)
+    assert parse_when("P1DT2H", "UTC", 1, NOW).every == dt.timedelta(days=1, hours=2)
+    once = parse_when("2026-12-01T09:00", "Asia/Seoul", 60, NOW)
+    assert once.at == dt.datetime(2026, 12, 1, 0, 0, tzinfo=dt.UTC) and once.text == "2026-12-01T09:00:00+09:00"
+    assert once.next_after(once.at) is None  # type: ignore[arg-type]
+    offset = parse_when("2026-12-01T09:00:00+00:00", "Asia/Seoul", 60, NOW)
+    assert offset.at == dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)  # an offset given wins over the zone
+    again = stored_when(once.kind, once.text, once.timezone)
+    assert again.at == once.at and stored_when("interval", "PT5S", "UTC").every == dt.timedelta(seconds=5)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("PT30S", "at most once every 60 s"),
+        ("*/10 * * * *", "at most once every 900 s"),
+        ("P1M", "no fixed length"),
+        ("P1Y", "no fixed length"),
+        ("2020-01-01T00:00", "in the past"),
+        ("99 * * * *", "not a valid cron expression"),
+        ("every monday", "not a cron expression"),
+        ("", "1 to"),
+        ("x" * (MAX_WHEN_CHARS + 1), "1 to"),
+    ],
+)
+def test_refusals_say_what_would_do(text: str, said: str) -> None:
+    minimum = 900 if text.startswith("*/10") else 60
+    with pytest.raises(WhenError, match=said):
+        parse_when(text, "Asia/Seoul", minimum, NOW)
+
+
+def test_hostile_text_is_bounded() -> None:
+    started = time.perf_counter()
+    for text in ("P" + "1" * 110 + "D", "* " * 60, "," * 119, "1-" * 59 + "1"):
+        with pytest.raises(WhenError):
+            parse_when(text, "UTC", 60, NOW)
+    assert time.perf_counter() - started < 1.0

@@ -36,7 +36,12 @@ def secured(request: pytest.FixtureRequest) -> Iterator[str]:
         yield base
 
 
-def scrape(base: str, bearer: str | None = token(sub="ops", role="operator")) -> Samples:
+OPERATOR = "operator"  # scrape()'s default: an operator's token, minted per scrape (tokens live 5 minutes)
+
+
+def scrape(base: str, bearer: str | None = OPERATOR) -> Samples:
+    if bearer == OPERATOR:
+        bearer = token(sub="ops", role="operator")
     headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
     response = httpx.get(f"{base}/metrics", headers=headers, timeout=10)
     assert response.status_code == 200, response.text

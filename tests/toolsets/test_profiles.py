@@ -19,6 +19,7 @@ TOOLSET_TOOLS: dict[str, set[str]] = {
     "interaction": {"confirm_interaction"},
     "permission": {"get_permission_status"},
     "guest": {"update_guest_availability", "get_event_details", "list_invited_events"},
+    "schedule": {"schedule_tool_run", "list_schedules", "cancel_schedule"},
     "exposure": {"search_tools"},  # list_toolsets and load_toolset are published with --exposure progressive
 }
 
@@ -33,6 +34,7 @@ PROFILE_TOOLSETS = {
         "event",
         "interaction",
         "permission",
+        "schedule",
         "exposure",
     ],
     "notification-safe": ["datetime", "knowledge", "interaction", "permission", "places", "memory"],

@@ -71,7 +71,7 @@ async def test_a_member_lists_reads_and_pages_their_own_resources(store: Store, 
     assert {"truloop://docs/Team%20Handbook.md", "truloop://docs/policies/expenses.md"} <= set(listed)
     assert f"truloop://events/{store.bob_event}" not in listed
     assert listed["truloop://docs/Team%20Handbook.md"].mime_type == "text/markdown"
-    assert templates == {"truloop://docs/{path}", "truloop://events/{event_id}"}
+    assert templates == {"truloop://docs/{path}", "truloop://events/{event_id}", "truloop://schedules/{schedule_id}"}
     assert [m["text"] for m in inbox["messages"]] == ["Message from Bob Lee: lunch?"]  # never bob's inbox
     assert [e["title"] for e in events["events"]] == ["Design review"]
     assert handbook.mime_type == "text/markdown" and "Laptop setup" in handbook.text  # type: ignore[union-attr]

@@ -99,7 +99,7 @@ def tool_ref(tool: Tool) -> dict[str, Any]:
     return {"kind": "builtin", "tool_name": tool.name}
 
 
-@schedule_toolset.tool(hints=ToolHints(), asks_client=True)  # a destructive tool's schedule asks the user
+@schedule_toolset.tool(hints=ToolHints(), asks_user=True)  # a destructive tool's schedule asks the user
 async def schedule_tool_run(
     ctx: ToolContext[Services],
     tool: Annotated[str, Field(description="The tool each run calls, e.g. get_events", min_length=1, max_length=100)],

@@ -33,7 +33,7 @@ Precheck = Callable[["ToolContext[Any]", BaseModel], Awaitable[None]]
 
 
 class Tool:
-    __slots__ = ("__dict__", "asks_client", "device", "function", "hints", "name", "precheck", "toolset")
+    __slots__ = ("__dict__", "asks_client", "asks_user", "device", "function", "hints", "name", "precheck", "toolset")
 
     def __init__(
         self,
@@ -45,6 +45,7 @@ class Tool:
         device: DeviceMethod | None = None,
         precheck: Precheck | None = None,
         asks_client: bool = False,
+        asks_user: bool = False,
     ) -> None:
         if not inspect.iscoroutinefunction(function):
             raise TypeError(f"tool {name!r} must be an async function")
@@ -59,6 +60,8 @@ class Tool:
         self.precheck = precheck
         # set: the tool may ask the client's model to write part of its answer (`ctx.composer`)
         self.asks_client = asks_client
+        # set: the tool itself may ask the user's yes (`ctx.confirmer`), as a destructive tool's call is asked
+        self.asks_user = asks_user
 
     @property
     def deferred(self) -> bool:
@@ -67,9 +70,9 @@ class Tool:
     @property
     def reaches_client(self) -> bool:
         """Whether a call may need the client's side while it runs: the user's device (`device`), the user's yes
-        (destructive tools are confirmed) or the client's model (`asks_client`). A call of any other tool needs
-        nothing from its front but the answer."""
-        return self.device is not None or self.hints.destructive or self.asks_client
+        (destructive tools are confirmed; `asks_user`) or the client's model (`asks_client`). A call of any other
+        tool needs nothing from its front but the answer."""
+        return self.device is not None or self.hints.destructive or self.asks_client or self.asks_user
 
     @property
     def task_support(self) -> TaskSupport:

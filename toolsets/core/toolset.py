@@ -73,10 +73,12 @@ class Toolset(AbstractToolset):
         device: DeviceMethod | None = None,
         precheck: Precheck | None = None,
         asks_client: bool = False,
+        asks_user: bool = False,
     ) -> Callable[[ToolFunction], ToolFunction]:
         """Register a tool; `device` declares that it runs on the user's device, through that method; `precheck`
         refuses a call before the user is asked to confirm it (a destructive tool's target that does not exist);
-        `asks_client` declares that it may ask the client's model to write part of its answer (`ctx.composer`)."""
+        `asks_client` declares that it may ask the client's model to write part of its answer (`ctx.composer`);
+        `asks_user` that it may ask the user's yes itself (`ctx.confirmer`)."""
 
         def register(function: ToolFunction) -> ToolFunction:
             tool_name = name or function.__name__
@@ -90,6 +92,7 @@ class Toolset(AbstractToolset):
                 device=device,
                 precheck=precheck,
                 asks_client=asks_client,
+                asks_user=asks_user,
             )
             return function
 

@@ -46,6 +46,7 @@ class PluginTool(Tool):
         self.hints = version.tool_spec.hints
         self.device = None
         self.asks_client = version.tool_spec.asks_client  # its calls then take the path that carries the answers
+        self.asks_user = False
         self.function = self.run  # what a typed tool's function is to it (its module documents the toolset)
 
     @property

@@ -52,7 +52,10 @@ async def test_a_member_lists_reads_and_pages_their_own_resources(store: Store, 
         first = await client.list_resources()
         assert len(first.resources) == 2 and first.next_cursor is not None
         listed = {resource.uri: resource for resource in await every_resource(client)}
-        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        first_templates = await client.list_resource_templates()  # pages of 2
+        assert first_templates.next_cursor is not None
+        rest = await client.list_resource_templates(cursor=first_templates.next_cursor)
+        templates = {t.uri_template for t in [*first_templates.resource_templates, *rest.resource_templates]}
         inbox = json.loads((await client.read_resource("truloop://inbox")).contents[0].text)  # type: ignore[union-attr]
         events = json.loads((await client.read_resource("truloop://events")).contents[0].text)  # type: ignore[union-attr]
         handbook = (await client.read_resource("truloop://docs/Team%20Handbook.md")).contents[0]

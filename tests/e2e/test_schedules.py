@@ -28,7 +28,7 @@ DAY = {"date": "2026-03-10"}
 
 @asynccontextmanager
 async def server(data: Path, *flags: str, user: str = "alice", asked: list[str] | None = None,
-                 accept: bool = True) -> AsyncIterator[Client]:  # fmt: skip
+                 accept: bool = True, heard: list[str] | None = None) -> AsyncIterator[Client]:  # fmt: skip
     async def confirm(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         if asked is not None:
             asked.append(params.message)
@@ -40,7 +40,13 @@ async def server(data: Path, *flags: str, user: str = "alice", asked: list[str] 
 
     args = ["--data-dir", str(data), "--user", user, "--schedule-min-interval", "1", *flags]
     params = StdioServerParameters(command=TRULOOP, args=args, env=child_env())
-    async with Client(params, elicitation_callback=confirm, mode="legacy") as client:
+
+    async def notified(message: Any) -> None:
+        root = getattr(message, "root", message)
+        if heard is not None and isinstance(root, types.ResourceUpdatedNotification):
+            heard.append(str(root.params.uri))
+
+    async with Client(params, elicitation_callback=confirm, mode="legacy", message_handler=notified) as client:
         yield client
 
 
@@ -56,11 +62,14 @@ async def inbox(client: Client) -> list[str]:
 
 
 async def test_a_schedule_fires_tells_the_inbox_and_the_resource_and_stops_when_cancelled(tmp_path: Path) -> None:
-    async with server(tmp_path / "data") as client:
+    heard: list[str] = []
+    async with server(tmp_path / "data", heard=heard) as client:
         made = data_of(await client.call_tool("schedule_tool_run", {"tool": "get_day_of_week", "when": "PT1S",
                                                                      "arguments": DAY}))  # fmt: skip
         assert made["status"] == "active" and made["resource"] == f"truloop://schedules/{made['id']}"
+        await client.subscribe_resource(made["resource"])  # the host follows the schedule's runs
         await eventually(lambda: _count(client, 3), seconds=15)
+        assert made["resource"] in heard
         texts = await inbox(client)
         assert all(made["id"] in text and "Tuesday" in text and " done: " in text for text in texts)
         body = json.loads((await client.read_resource(made["resource"])).contents[0].text)  # type: ignore[union-attr]

@@ -84,7 +84,7 @@ class ScheduleEngine:
         first = first_tick(schedule, dt.datetime.now(dt.UTC))
         planned = first.isoformat(timespec="milliseconds") if first is not None else None
         await self._store().planned(schedule.id, planned)
-        if first is not None:
+        if first is not None and self._group is not None:  # not serving: the next server to start queues it
             docket = await self._running()
             await docket.add(TASK, when=first, key=key_of(schedule.id))(schedule.id, planned)
         return planned

@@ -9,6 +9,26 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 MAX_RUNS_KEPT = 20  # runs kept per schedule (older ones are dropped as new ones finish)
+ENDED = ("cancelled", "done")  # statuses a schedule never leaves
+# The tables, the same on SQLite and PostgreSQL: the schedule and each run are kept as their JSON (`body`), with
+# the columns a query selects on beside it; a run's key is its tick, so a tick is claimed once.
+SCHEMA = """
+CREATE TABLE schedules (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX schedules_owner ON schedules (owner_id, status);
+CREATE TABLE schedule_runs (
+    schedule_id TEXT NOT NULL,
+    planned_at TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (schedule_id, planned_at)
+);
+"""
 Status = Literal["active", "paused", "cancelled", "done"]
 RunStatus = Literal["running", "ok", "error", "skipped"]
 

@@ -6,7 +6,9 @@ import sqlite3
 from typing import Any
 
 from toolsets.infra.store.schedules.contract import (
+    ENDED,
     MAX_RUNS_KEPT,
+    SCHEMA,
     Schedule,
     ScheduleCapReachedError,
     ScheduleRun,
@@ -14,26 +16,7 @@ from toolsets.infra.store.schedules.contract import (
 )
 from toolsets.infra.store.sqlite.database import Database
 
-MIGRATIONS = [
-    """
-    CREATE TABLE schedules (
-        id TEXT PRIMARY KEY,
-        owner_id TEXT NOT NULL,
-        status TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        body TEXT NOT NULL
-    );
-    CREATE INDEX schedules_owner ON schedules(owner_id, status);
-    CREATE TABLE schedule_runs (
-        schedule_id TEXT NOT NULL,
-        planned_at TEXT NOT NULL,
-        started_at TEXT NOT NULL,
-        body TEXT NOT NULL,
-        PRIMARY KEY (schedule_id, planned_at)
-    );
-    """
-]
-ENDED = ("cancelled", "done")
+MIGRATIONS = [SCHEMA]
 
 
 def _schedule(row: sqlite3.Row) -> Schedule:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP
     from server.metrics import ServerMetrics
     from server.schedules.engine import ScheduleEngine
+    from server.schedules.ticks import TickRunner
     from server.tasks.engine import TaskEngine
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
@@ -206,22 +207,23 @@ class Deployment:
     @cached_property
     def schedules(self) -> ScheduleEngine:
         """Scheduled tool runs (server/schedules/): fired by docket on the deployment's Redis, or in-process."""
-        import socket
-
         from server.schedules.engine import ScheduleEngine
-        from server.schedules.ticks import TickRunner
 
         settings = self.settings
-        runner = TickRunner(
-            self.services, lambda: self.front_door, self._scheduled_deferred, replica=f"{socket.gethostname()}"
-        )
         return ScheduleEngine(
-            runner,
+            self._tick_runner,
             lambda: self.services.schedules,
             redis_url=settings.redis_url.get_secret_value() if settings.redis_url is not None else None,
             name=f"{settings.redis_prefix}schedules",
             min_interval=settings.schedule_min_interval,
         )
+
+    def _tick_runner(self) -> TickRunner:
+        import socket
+
+        from server.schedules.ticks import TickRunner
+
+        return TickRunner(self.services, lambda: self.front_door, self._scheduled_deferred, socket.gethostname())
 
     def _scheduled_deferred(self) -> Any:
         """How a scheduled run reaches its owner's device: the bridge (nobody else can be asked)."""

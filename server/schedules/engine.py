@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from server.schedules.ticks import TickRunner, first_tick
-
 if TYPE_CHECKING:
+    from server.schedules.ticks import TickRunner
     from toolsets.infra.store.schedules import Schedule, ScheduleStore
 
 logger = logging.getLogger("truloop.schedules")
@@ -50,7 +49,7 @@ class ScheduleEngine:
 
     def __init__(
         self,
-        runner: TickRunner,
+        runner: Callable[[], TickRunner],
         store: Callable[[], ScheduleStore],
         *,
         redis_url: str | None,
@@ -58,7 +57,8 @@ class ScheduleEngine:
         min_interval: float,
         max_per_user: int = MAX_PER_USER,
     ) -> None:
-        self.runner = runner
+        self._make_runner = runner  # made on the first tick: a server that never schedules never imports it
+        self._runner: TickRunner | None = None
         self._store = store
         self._url = redis_url or "memory://"
         self._name = name
@@ -71,6 +71,12 @@ class ScheduleEngine:
         self.shared = redis_url is not None
 
     @property
+    def runner(self) -> TickRunner:
+        if self._runner is None:
+            self._runner = self._make_runner()
+        return self._runner
+
+    @property
     def min_interval(self) -> float:
         return self._min_interval
 
@@ -81,6 +87,8 @@ class ScheduleEngine:
     # -- SchedulerPort ----------------------------------------------------------------------------------------
 
     async def start(self, schedule: Schedule) -> str | None:
+        from server.schedules.ticks import first_tick
+
         first = first_tick(schedule, dt.datetime.now(dt.UTC))
         planned = first.isoformat(timespec="milliseconds") if first is not None else None
         await self._store().planned(schedule.id, planned)
@@ -171,6 +179,8 @@ class ScheduleEngine:
 
     async def _restore(self, docket: Any) -> None:
         """Queue the next tick of every active schedule (a no-op for those already queued)."""
+        from server.schedules.ticks import first_tick
+
         now = dt.datetime.now(dt.UTC)
         for schedule in await self._store().listed(None):
             if schedule.status != "active":

@@ -28,6 +28,7 @@ import anyio
 from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, fail, settings_or_exit
 from server.settings import Settings
 from toolsets.pipeline.canary import actions, scheduled
+from toolsets.pipeline.canary.cause import cause
 from toolsets.pipeline.canary.metrics import RunStats, ScheduledRuns, Stats, windows
 from toolsets.pipeline.canary.rules import SCHEDULED_RULES, duration
 from toolsets.pipeline.canary.state import CanaryState
@@ -79,7 +80,9 @@ def run(argv: Sequence[str]) -> None:
         if command == "status":
             states, pending = anyio.run(_states, settings, name)
             if as_json:
-                shown = [{**s.model_dump(mode="json"), "started": s.tool not in pending} for s in states]
+                shown = [
+                    {**s.model_dump(mode="json"), "started": s.tool not in pending, "cause": cause(s)} for s in states
+                ]
                 sys.stdout.write(json.dumps(shown, indent=2) + "\n")
             else:
                 sys.stdout.write(status_table(states, pending) if states else _nothing(name))
@@ -261,6 +264,9 @@ def status_table(states: Sequence[CanaryState], pending: Collection[str] = ()) -
         if decision is not None and state.tool not in pending:
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(decision.at))
             lines.append(f"  last decision: {decision.action} ({decision.by}, {when}): {decision.reason}")
+            why = cause(state)
+            if why is not None:
+                lines.append(f"  cause: {why}; failing inputs: `{PROG} tools feedback {state.tool}`")
         lines.append("")
     return "\n".join(lines)
 

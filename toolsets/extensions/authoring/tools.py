@@ -90,10 +90,12 @@ def authoring_toolset(catalog: PluginCatalog, folder: Path, emit: Emit | None = 
             ),
         ],
     ) -> AuthoringResult:
-        """Write a custom tool. A new tool is checked (import, TOOL_SPEC, schemas, name) and, if it passes, serves
-        on trial until its first calls succeed; if not, it stays pending and the result says why. A new version of
-        a tool that already serves becomes a canary candidate that gets a share of the calls and is promoted or
-        rolled back by its error rate and latency; it never replaces the served version at once."""
+        """Write a custom tool. A new tool is checked (import, TOOL_SPEC, schemas, name) and rehearsed in the
+        sandbox on its TOOL_CASES = [{'input': {...}, 'expect': {...}}] (else the replaced version's) plus the inputs
+        of its latest feedback (get_tool_feedback); passing, it serves on trial until its first calls succeed; if
+        not, it stays pending and the result says why (the failing case). A new version of a tool that already
+        serves, once checked and rehearsed, becomes a canary candidate that gets a share of the calls and is
+        promoted or rolled back by its error rate and latency; it never replaces the served version at once."""
         return await authoring.write(ctx, name, source)
 
     @toolset.tool(hints=ToolHints(destructive=True, idempotent=True))

@@ -21,7 +21,7 @@ import json
 import sys
 import time
 from collections.abc import Collection, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import anyio
 
@@ -37,7 +37,7 @@ FAILED = 1
 # where the folder is and where its code may run (the sandbox with authoring): candidate files are imported
 SETTINGS = {
     "data_dir", "redis_url", "tools_dir", "audit_log", "log_level", "plugin_isolation", "plugin_network",
-    "tool_authoring", "canary_scheduled_gap",
+    "tool_authoring", "canary_scheduled_gap", "database_url",
 }  # fmt: skip
 NOT_STARTED = "not started"  # a candidate file no server has loaded yet (status with --tools-dir)
 
@@ -164,7 +164,7 @@ async def _operate(settings: Settings, command: str, name: str, hard: bool) -> C
             raise CanaryCommandError(f"the rollout of {name!r} kept changing while we wrote it; try again")
     finally:
         await store.aclose()
-    _audit(settings, new)
+    _audit(settings, new, await _feedback(settings, new))
     if settings.tools_dir is not None:
         _apply_files(settings, new)
     return new
@@ -207,13 +207,30 @@ def _runs_said(runs: ScheduledRuns) -> str:
     return f"{runs.candidate.runs} scheduled runs, {runs.candidate.failures} failed{wait}"
 
 
-def _audit(settings: Settings, state: CanaryState) -> None:
+async def _feedback(settings: Settings, state: CanaryState) -> list[dict[str, Any]]:
+    """An operator's hold or rollback kept as feedback on the candidate, as the server keeps the rules' (its
+    `tool_feedback` audit line returned, for `_audit`)."""
+    from server.tool_feedback import feedback_recorder
+    from toolsets.infra.store.backend import open_backend
+
+    lines: list[dict[str, Any]] = []
+    backend = open_backend(settings.data_dir, settings.database_url)
+    try:
+        await feedback_recorder(settings, lambda: backend.feedback, lines.append).decided(state)
+    finally:
+        await backend.aclose()
+    return lines
+
+
+def _audit(settings: Settings, state: CanaryState, more: Sequence[dict[str, Any]] = ()) -> None:
     from server.audit_log import open_audit_log
     from toolsets.pipeline.canary.router import decision_event
 
     log = open_audit_log(settings.model_copy(update={"transport": "http"}))  # `-`: stdout, not stderr
     if log is not None:
         log.emit(decision_event(state))
+        for line in more:
+            log.emit(line)
         log.flush()
 
 

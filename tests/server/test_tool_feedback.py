@@ -207,6 +207,24 @@ async def test_who_cannot_read_feedback(overrides: dict[str, Any], tools: Path, 
         assert error_of(refused)["code"] == "unknown_tool"
 
 
+async def test_an_operators_rollback_is_feedback_too(store_backend: str, tools: Path, data: Path) -> None:
+    (tools / "shout.py").write_text(source(V1))
+    (tools / "shout.canary.py").write_text(source(V_WRONG_CASE))  # placed by hand: not rehearsed, served at once
+    async with serving(tools, data) as server, Client(server, mode="legacy") as c:
+        await c.call_tool("shout", {"text": "hi"})
+        args = [TRULOOP, "canary", "rollback", "shout", "--data-dir", str(data)]
+        if store_backend == "postgresql":
+            args += ["--database-url", str(settings().database_url.get_secret_value())]  # type: ignore[union-attr]
+        with anyio.fail_after(60):
+            done = await anyio.run_process(args, env=child_env())
+        assert b"rolled_back" in done.stdout
+        recorder = server.deployment.plugins.feedback
+        entries = await recorder.recent("shout")
+        assert [(e.kind, e.rule, e.message) for e in entries] == [("rollback", None, "rolled back by the operator")]
+    lines = audit_lines(data, "tool_feedback")
+    assert [(line["kind"], line["reason"]) for line in lines] == [("rollback", "rolled back by the operator")]
+
+
 def test_over_http_only_member_tokens_with_the_flag_get_it(tools: Path, data: Path) -> None:
     plain = Deployment(settings(tools_dir=tools, data_dir=data, tool_authoring=True, transport="http"))
     assert "get_tool_feedback" not in set(plain.profiles["member"].names())

@@ -6,7 +6,8 @@ its `input_schema`); `expect`, when given, is a part of the result: every key it
 equal value; left out, the call need only succeed. A file that declares none is rehearsed on the cases of the
 version it replaces. Either way the inputs of the tool's latest feedback (failed calls, and the samples of a hold or a
 rollback) are added, each of which must now succeed, so a fix is checked against what broke; a feedback input that
-no longer fits the schema is skipped. The first case that fails is the reason, word for word.
+no longer fits the schema is skipped. The first case that fails is the reason, word for word. All the cases of one
+version have `REHEARSAL_SECONDS` together.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import ast
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from toolsets.core.call import envelope_of
 from toolsets.core.envelope import ToolErr
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     from toolsets.extensions.plugins.version import PluginVersion
 
 MAX_CASES = 20
+REHEARSAL_SECONDS = 120.0  # every case of one version together (each call also has its own timeout_s)
 SHOWN_CHARS = 300
 CASE_KEYS = frozenset({"input", "expect"})
 
@@ -79,6 +83,12 @@ def declared_cases(text: str, label: str = "TOOL_CASES") -> list[Case] | None:
 async def rehearse(version: PluginVersion, cases: list[Case], ctx: ToolContext[Any]) -> str | None:
     """Run every case on `version` (started here: `create` then each call, in its sandboxed worker), as the
     author; the first failure's reason, or None when every case matched."""
+    with anyio.move_on_after(REHEARSAL_SECONDS):
+        return await _rehearse(version, cases, ctx)
+    return f"rehearsal did not finish within {REHEARSAL_SECONDS:g} s ({len(cases)} cases)"
+
+
+async def _rehearse(version: PluginVersion, cases: list[Case], ctx: ToolContext[Any]) -> str | None:
     tool = version.tool
     total = len(cases)
     try:

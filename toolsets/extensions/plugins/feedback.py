@@ -65,7 +65,8 @@ class FeedbackRecorder:
         route: Any = heard.route
         if route == "stable" and self.on_trial is not None and self.on_trial(heard.name, heard.version):
             route = "trial"
-        arguments = self.mask(heard.arguments)
+        sent = heard.arguments.model_dump()
+        arguments = self.mask(sent)
         entry = FeedbackEntry(
             id=_new_id(),
             tool=heard.name,
@@ -74,7 +75,7 @@ class FeedbackRecorder:
             route=route,
             at=time.time(),
             arguments=arguments,
-            masked=arguments != heard.arguments,
+            masked=arguments != sent,
             code=outcome.code.value,
             message=outcome.reason[:MESSAGE_CHARS],
         )

@@ -4,9 +4,11 @@ its (validated) arguments and its envelope (the authoring trials and the feedbac
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from toolsets.core.call_notes import Route
     from toolsets.core.envelope import ToolResult
 
@@ -16,5 +18,5 @@ class PluginOutcome:
     name: str
     version: str
     route: Route
-    arguments: dict[str, Any]
+    arguments: BaseModel  # validated; dumped only by a listener that keeps them
     outcome: ToolResult

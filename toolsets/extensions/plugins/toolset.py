@@ -39,6 +39,5 @@ class PluginToolset(AbstractToolset):
         outcome = await settle(call.tool.name, self.catalog.canary.run(call))  # the stable version, or its candidate
         if self.catalog.outcome_listeners:
             version = call.notes.tool_version or call.tool.version.version
-            arguments = call.arguments.model_dump()
-            await self.catalog.heard(PluginOutcome(call.tool.name, version, call.notes.route, arguments, outcome))
+            await self.catalog.heard(PluginOutcome(call.tool.name, version, call.notes.route, call.arguments, outcome))
         return outcome

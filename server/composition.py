@@ -122,6 +122,10 @@ class Deployment:
         catalog.canary.configure(
             self._canary_store(), settings.canary_key, self._audit_event, settings.canary_scheduled_gap
         )
+        from server.tool_feedback import feedback_recorder
+
+        catalog.feedback = feedback_recorder(settings, lambda: self.services.feedback, self._audit_event)
+        catalog.outcome_listeners.append(catalog.feedback.on_outcome)
         return catalog
 
     def _audit_event(self, entry: dict[str, Any]) -> None:

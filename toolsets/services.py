@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from toolsets.infra.store.backend import StoreBackend
     from toolsets.infra.store.events import EventStore
+    from toolsets.infra.store.feedback import FeedbackStore
     from toolsets.infra.store.inbox import InboxStore
     from toolsets.infra.store.knowledge import KnowledgeIndex
     from toolsets.infra.store.memories import MemoryStore
@@ -104,6 +105,10 @@ class Services:
     @cached_property
     def schedules(self) -> ScheduleStore:
         return self.backend.schedules
+
+    @cached_property
+    def feedback(self) -> FeedbackStore:
+        return self.backend.feedback
 
     @cached_property
     def knowledge(self) -> KnowledgeIndex:

@@ -21,13 +21,14 @@ import json
 import sys
 import time
 from collections.abc import Collection, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import anyio
 
 from server.cli.shared import PROG, OneLineParser, add_setting_flags, configure_logging, fail, settings_or_exit
 from server.settings import Settings
 from toolsets.pipeline.canary import actions, scheduled
+from toolsets.pipeline.canary.cause import cause
 from toolsets.pipeline.canary.metrics import RunStats, ScheduledRuns, Stats, windows
 from toolsets.pipeline.canary.rules import SCHEDULED_RULES, duration
 from toolsets.pipeline.canary.state import CanaryState
@@ -36,7 +37,7 @@ FAILED = 1
 # where the folder is and where its code may run (the sandbox with authoring): candidate files are imported
 SETTINGS = {
     "data_dir", "redis_url", "tools_dir", "audit_log", "log_level", "plugin_isolation", "plugin_network",
-    "tool_authoring", "canary_scheduled_gap",
+    "tool_authoring", "canary_scheduled_gap", "database_url",
 }  # fmt: skip
 NOT_STARTED = "not started"  # a candidate file no server has loaded yet (status with --tools-dir)
 
@@ -79,7 +80,9 @@ def run(argv: Sequence[str]) -> None:
         if command == "status":
             states, pending = anyio.run(_states, settings, name)
             if as_json:
-                shown = [{**s.model_dump(mode="json"), "started": s.tool not in pending} for s in states]
+                shown = [
+                    {**s.model_dump(mode="json"), "started": s.tool not in pending, "cause": cause(s)} for s in states
+                ]
                 sys.stdout.write(json.dumps(shown, indent=2) + "\n")
             else:
                 sys.stdout.write(status_table(states, pending) if states else _nothing(name))
@@ -161,7 +164,7 @@ async def _operate(settings: Settings, command: str, name: str, hard: bool) -> C
             raise CanaryCommandError(f"the rollout of {name!r} kept changing while we wrote it; try again")
     finally:
         await store.aclose()
-    _audit(settings, new)
+    _audit(settings, new, await _feedback(settings, new))
     if settings.tools_dir is not None:
         _apply_files(settings, new)
     return new
@@ -204,13 +207,30 @@ def _runs_said(runs: ScheduledRuns) -> str:
     return f"{runs.candidate.runs} scheduled runs, {runs.candidate.failures} failed{wait}"
 
 
-def _audit(settings: Settings, state: CanaryState) -> None:
+async def _feedback(settings: Settings, state: CanaryState) -> list[dict[str, Any]]:
+    """An operator's hold or rollback kept as feedback on the candidate, as the server keeps the rules' (its
+    `tool_feedback` audit line returned, for `_audit`)."""
+    from server.tool_feedback import feedback_recorder
+    from toolsets.infra.store.backend import open_backend
+
+    lines: list[dict[str, Any]] = []
+    backend = open_backend(settings.data_dir, settings.database_url)
+    try:
+        await feedback_recorder(settings, lambda: backend.feedback, lines.append).decided(state)
+    finally:
+        await backend.aclose()
+    return lines
+
+
+def _audit(settings: Settings, state: CanaryState, more: Sequence[dict[str, Any]] = ()) -> None:
     from server.audit_log import open_audit_log
     from toolsets.pipeline.canary.router import decision_event
 
     log = open_audit_log(settings.model_copy(update={"transport": "http"}))  # `-`: stdout, not stderr
     if log is not None:
         log.emit(decision_event(state))
+        for line in more:
+            log.emit(line)
         log.flush()
 
 
@@ -261,6 +281,9 @@ def status_table(states: Sequence[CanaryState], pending: Collection[str] = ()) -
         if decision is not None and state.tool not in pending:
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(decision.at))
             lines.append(f"  last decision: {decision.action} ({decision.by}, {when}): {decision.reason}")
+            why = cause(state)
+            if why is not None:
+                lines.append(f"  cause: {why}; failing inputs: `{PROG} tools feedback {state.tool}`")
         lines.append("")
     return "\n".join(lines)
 

@@ -43,6 +43,7 @@ SUBCOMMANDS = (
             ("tools list", "the --tools-dir plugins: versions, load errors"),
             ("tools list --all [--json]", "every tool of each profile, built-in and plugins"),
             ("tools check FILE", "validate a plugin file without serving it"),
+            ("tools feedback NAME [--json]", "a tool's failed calls and canary holds and rollbacks"),
         ),
     ),
     Subcommand(

@@ -8,6 +8,8 @@
                                                          guest): built-in and plugins
     truloop-mcp tools check FILE [--tools-dir DIR]       validate one plugin file: exit 0 when it would be
                                                          served, 1 with the reason when not
+    truloop-mcp tools feedback NAME [--limit N] [--json] what went wrong with a tool's versions (failed calls,
+                                                         canary holds and rollbacks), newest first, from the store
 
 Both import the files to read TOOL_SPEC, never in this process (a child process; inside the plugin sandbox when
 the settings ask for it, as `--tool-authoring` always does) and never call `create` or `run`.
@@ -44,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="validate a plugin file without serving it (exit 1 with the reason)")
     check.add_argument("file", type=Path, metavar="FILE")
     add_setting_flags(check, only=FOLDER_SETTINGS)
+    feedback = commands.add_parser("feedback", help="a tool's failed calls and canary holds and rollbacks")
+    feedback.add_argument("name", metavar="NAME")
+    feedback.add_argument("--limit", type=int, default=20, help="entries, newest first (default 20)")
+    feedback.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    add_setting_flags(feedback, only={"data_dir", "database_url", "log_level"})
     return parser
 
 
@@ -51,8 +58,14 @@ def run(argv: Sequence[str]) -> None:
     args = vars(build_parser().parse_args(list(argv)))
     command, as_json, file = args.pop("command"), args.pop("json", False), args.pop("file", None)
     every = args.pop("all", False)
+    name, limit = args.pop("name", None), args.pop("limit", 20)
     settings = settings_or_exit(args)
     configure_logging("ERROR" if settings.log_level == "WARNING" else settings.log_level)  # errors are our output
+    if command == "feedback":
+        from server.cli.tool_feedback_view import show_feedback
+
+        sys.stdout.write(show_feedback(settings, name, limit, as_json))
+        return
     if every:
         _list_all(settings, as_json)
         return

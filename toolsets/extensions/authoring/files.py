@@ -1,7 +1,8 @@
 """The files of one authored tool, and the blocking operations on them (run them on a thread).
 
 `NAME.py` the stable file, `NAME.canary.py` a candidate, `NAME.py.pending` a new tool not yet serving,
-`NAME.canary.py.disabled` a candidate rolled back hard. Writes go to a hidden file beside the target and are
+`NAME.canary.py.pending` a new version that failed its rehearsal, `NAME.canary.py.disabled` a candidate rolled back
+hard. Writes go to a hidden file beside the target and are
 renamed over it, so the plugin loader never reads half a file; a removed or replaced file is kept under
 `DIR/.history/` (named with its version), never simply lost.
 """
@@ -52,8 +53,18 @@ class ToolFiles:
     def disabled(self) -> Path:
         return self.folder / f"{self.name}.canary.py{DISABLED_SUFFIX}"
 
+    @property
+    def candidate_pending(self) -> Path:
+        """A new version of a served tool that failed its rehearsal: kept, never loaded."""
+        return self.folder / f"{self.name}.canary{PENDING_SUFFIX}"
+
+    @property
+    def candidate_key(self) -> str:
+        """Its entry in the ledger (beside the tool's own)."""
+        return f"{self.name}.canary"
+
     def all(self) -> tuple[Path, ...]:
-        return self.stable, self.candidate, self.pending, self.disabled
+        return self.stable, self.candidate, self.pending, self.disabled, self.candidate_pending
 
 
 def write_file(path: Path, data: bytes) -> None:

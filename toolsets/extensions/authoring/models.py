@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -52,6 +52,11 @@ class FileStatus(BaseModel):
     )
     detail: str | None = Field(default=None, description="The trial's or the rollout's progress")
     error: str | None = Field(default=None, description="Its load error or why it is pending, word for word")
+    cause: str | None = Field(
+        default=None,
+        description="Why the canary held or rolled it back: the rule, and both windows' numbers (get_tool_feedback "
+        "has the failing inputs)",
+    )
 
 
 class RegistryStatus(BaseModel):
@@ -62,3 +67,24 @@ class ReloadResult(BaseModel):
     served: list[str] = Field(description="The custom tools served after the reload")
     checked: list[AuthoringResult] = Field(description="The pending files checked again, and what became of them")
     errors: list[LoadErrorInfo] = Field(description="The files that did not load, and why")
+
+
+class FeedbackItem(BaseModel):
+    kind: str = Field(description="call (a failed or timed-out call), hold or rollback (a canary decision)")
+    version: str = Field(description="The tool version it is about (a rollout's candidate)")
+    route: str = Field(description="stable, canary, trial or scheduled")
+    at: str = Field(description="When, ISO 8601 UTC")
+    arguments: dict[str, Any] | None = Field(default=None, description="A call's arguments, masked like the audit log")
+    code: str | None = Field(default=None, description="A call's error code")
+    message: str = Field(description="The error the call returned, or the decision's reason")
+    rule: str | None = Field(default=None, description="The canary rule that held or rolled back")
+    windows: dict[str, Any] | None = Field(
+        default=None, description="candidate / stable: both windows' numbers when the canary decided"
+    )
+    samples: list[dict[str, Any]] = Field(default_factory=list, description="Failing inputs of the candidate")
+
+
+class ToolFeedback(BaseModel):
+    name: str = Field(description="The tool")
+    kept: int = Field(description="How many entries are kept per tool (older ones are dropped)")
+    entries: list[FeedbackItem] = Field(description="Newest first")

@@ -17,16 +17,27 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from toolsets.core.envelope import ToolErr, ToolOk, ToolResult
+from toolsets.core.envelope import ToolErr, ToolOk
 from toolsets.core.errors import ErrorCode, ToolError
-from toolsets.extensions.authoring import files
+from toolsets.extensions.authoring import files, rehearsal
 from toolsets.extensions.authoring.ledger import TRIAL_CALLS, Ledger, LedgerEntry
-from toolsets.extensions.authoring.models import AuthoringResult, FileStatus, LoadedTool, LoadErrorInfo, ToolListing
+from toolsets.extensions.authoring.models import (
+    AuthoringResult,
+    FeedbackItem,
+    FileStatus,
+    LoadedTool,
+    LoadErrorInfo,
+    ToolFeedback,
+    ToolListing,
+)
 from toolsets.extensions.plugins.source import MAX_SOURCE_BYTES
+from toolsets.infra.store.feedback import MAX_FEEDBACK_PER_TOOL
+from toolsets.pipeline.canary.cause import cause
 
 if TYPE_CHECKING:
     from toolsets.core.context import ToolContext
     from toolsets.extensions.plugins.catalog import PluginCatalog
+    from toolsets.extensions.plugins.outcome import PluginOutcome
 
 logger = logging.getLogger("truloop.authoring")
 
@@ -54,9 +65,9 @@ class ToolAuthoring:
             raise ToolError(f"The source is larger than {MAX_SOURCE_BYTES} bytes.", code=ErrorCode.VALIDATION)
         async with self._lock:
             if name in self.catalog.versions():
-                result = await self._write_candidate(name, data)
+                result = await self._write_candidate(ctx, name, data)
             else:
-                result = await self._write_new(name, data)
+                result = await self._write_new(ctx, name, data)
         self._audit(ctx, "create_or_update", result)
         if result.state == "refused":
             raise ToolError(
@@ -65,11 +76,28 @@ class ToolAuthoring:
             )
         return result
 
-    async def _write_candidate(self, name: str, data: bytes) -> AuthoringResult:
+    async def _write_candidate(self, ctx: ToolContext[Any], name: str, data: bytes) -> AuthoringResult:
         tool = files.ToolFiles(self.folder, name)
-        problem, version = await self._check(tool.candidate, data, name)
+        problem, version, rehearsed = await self._check(tool.candidate, data, name, ctx)
+        if problem is not None and rehearsed:  # it loads, but failed a case: kept pending, never served
+            await anyio.to_thread.run_sync(files.write_file, tool.candidate_pending, data)
+            await self._remember(
+                tool.candidate_key, LedgerEntry(state="pending", version=version or "-", error=problem)
+            )
+            return AuthoringResult(
+                name=name,
+                file=tool.candidate_pending.name,
+                version=version,
+                state="pending",
+                error=problem,
+                message=f"This version failed its rehearsal, so it was kept as {tool.candidate_pending.name} and does "
+                "not serve; the served version is unchanged. get_tool_feedback shows what failed before; fix the "
+                "source and write it again.",
+            )
         if problem is not None:
             return AuthoringResult(name=name, file=tool.candidate.name, version=version, state="refused", error=problem)
+        await anyio.to_thread.run_sync(files.keep, tool.candidate_pending)
+        await self._remember(tool.candidate_key, None)
         await anyio.to_thread.run_sync(files.write_file, tool.candidate, data)
         await self.catalog.rescan(settle=False)
         candidate = self.catalog.candidate(name)
@@ -88,15 +116,15 @@ class ToolAuthoring:
             "tool_registry_status shows where it stands.",
         )
 
-    async def _write_new(self, name: str, data: bytes) -> AuthoringResult:
+    async def _write_new(self, ctx: ToolContext[Any], name: str, data: bytes) -> AuthoringResult:
         tool = files.ToolFiles(self.folder, name)
         await anyio.to_thread.run_sync(files.write_file, tool.pending, data)
-        return await self._try_pending(name, data)
+        return await self._try_pending(ctx, name, data)
 
-    async def _try_pending(self, name: str, data: bytes) -> AuthoringResult:
-        """Check a pending file as if it were `NAME.py`; passing, it serves on trial."""
+    async def _try_pending(self, ctx: ToolContext[Any], name: str, data: bytes) -> AuthoringResult:
+        """Check and rehearse a pending file as if it were `NAME.py`; passing, it serves on trial."""
         tool = files.ToolFiles(self.folder, name)
-        problem, version = await self._check(tool.stable, data, name)
+        problem, version, _ = await self._check(tool.stable, data, name, ctx)
         if problem is not None:
             await self._remember(name, LedgerEntry(state="pending", version=version or "-", error=problem))
             return AuthoringResult(
@@ -127,8 +155,10 @@ class ToolAuthoring:
             "pending (tool_registry_status says why).",
         )
 
-    async def _check(self, target: Path, data: bytes, name: str) -> tuple[str | None, str | None]:
-        """(the reason it would not serve, verbatim, or None; its version)."""
+    async def _check(
+        self, target: Path, data: bytes, name: str, ctx: ToolContext[Any]
+    ) -> tuple[str | None, str | None, bool]:
+        """(the reason it would not serve, verbatim, or None; its version; whether the reason is its rehearsal)."""
         from toolsets.extensions.plugins.module import PluginImportError
         from toolsets.extensions.plugins.plugin_runner import PluginLoadError
         from toolsets.extensions.plugins.source import PluginSource, PluginSourceError
@@ -136,17 +166,45 @@ class ToolAuthoring:
 
         version = PluginSource.version_of(data)
         try:
+            cases = await self._cases(name, data)
+        except rehearsal.CasesError as exc:
+            return str(exc), version, False
+        try:
             checked = await self.catalog.check_text(target, data)
         except (PluginSourceError, PluginImportError, PluginSpecError, PluginLoadError, TimeoutError) as exc:
-            return str(exc) or type(exc).__name__, version
+            return str(exc) or type(exc).__name__, version, False
         try:
             if checked.name != name:
-                return f"TOOL_SPEC['name'] is {checked.name!r}; it must be {name!r}, the name the file is written as", (
-                    version
-                )
+                wrong = f"TOOL_SPEC['name'] is {checked.name!r}; it must be {name!r}, the name the file is written as"
+                return wrong, version, False
+            if cases:
+                failed = await rehearsal.rehearse(checked, cases, ctx)
+                if failed is not None:
+                    return failed, version, True
         finally:
             await checked.retire()
-        return None, version
+        return None, version, False
+
+    async def _cases(self, name: str, data: bytes) -> list[rehearsal.Case]:
+        """What the version is rehearsed on: its TOOL_CASES (else those of the version it replaces), then the
+        inputs of the tool's latest feedback."""
+        cases = rehearsal.declared_cases(data.decode("utf-8", "replace"))
+        if cases is None:
+            stable = self.catalog.versions().get(name)
+            try:
+                label = f"version {stable.version}'s TOOL_CASES" if stable is not None else ""
+                cases = rehearsal.declared_cases(stable.source.text, label) if stable is not None else None
+            except rehearsal.CasesError:
+                cases = None
+        found = list(cases or [])
+        if self.catalog.feedback is not None:
+            try:
+                inputs = await self.catalog.feedback.replay_inputs(name)
+            except Exception as exc:
+                logger.warning("feedback of %s not read for its rehearsal (%s)", name, exc)
+                inputs = []
+            found.extend(rehearsal.Case(arguments, None, origin, strict=False) for arguments, origin in inputs)
+        return found
 
     # -- deleting, reloading -----------------------------------------------------------------------------------
 
@@ -162,6 +220,7 @@ class ToolAuthoring:
                     code=ErrorCode.NOT_FOUND,
                 )
             await self._remember(name, None)
+            await self._remember(tool.candidate_key, None)
             await self.catalog.rescan(settle=False)
         result = AuthoringResult(
             name=name,
@@ -183,7 +242,7 @@ class ToolAuthoring:
                 name = file.removesuffix(files.PENDING_SUFFIX)
                 data = await anyio.to_thread.run_sync(files.read, self.folder / file)
                 if files.name_problem(name) is None and data is not None and name not in self.catalog.versions():
-                    results.append(await self._try_pending(name, data))
+                    results.append(await self._try_pending(ctx, name, data))
         for result in results:
             self._audit(ctx, "reload", result)
         if not results:
@@ -192,8 +251,13 @@ class ToolAuthoring:
 
     # -- trials ------------------------------------------------------------------------------------------------
 
-    async def on_outcome(self, name: str, tool_version: str, outcome: ToolResult) -> None:
+    def on_trial(self, name: str, tool_version: str) -> bool:
+        entry = self.ledger.get(name)
+        return entry is not None and entry.state == "trial" and entry.version == tool_version
+
+    async def on_outcome(self, heard: PluginOutcome) -> None:
         """A plugin call's envelope (the catalog's listener): a new tool's trial calls count here."""
+        name, tool_version, outcome = heard.name, heard.version, heard.outcome
         entry = self.ledger.get(name)
         if entry is None or entry.state != "trial" or entry.version != tool_version:
             return
@@ -217,6 +281,32 @@ class ToolAuthoring:
         self._audit(None, "trial_failed", failed)
 
     # -- reading -----------------------------------------------------------------------------------------------
+
+    async def feedback(self, name: str, limit: int) -> ToolFeedback:
+        self._valid(name)
+        recorder = self.catalog.feedback
+        if recorder is None:
+            raise ToolError("No feedback is kept by this server.", code=ErrorCode.NOT_CONFIGURED)
+        entries = await recorder.recent(name, limit)
+        return ToolFeedback(
+            name=name,
+            kept=MAX_FEEDBACK_PER_TOOL,
+            entries=[
+                FeedbackItem(
+                    kind=entry.kind,
+                    version=entry.version,
+                    route=entry.route,
+                    at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(entry.at)),
+                    arguments=entry.arguments,
+                    code=entry.code,
+                    message=entry.message,
+                    rule=entry.rule,
+                    windows=entry.windows,
+                    samples=entry.samples,
+                )
+                for entry in entries
+            ],
+        )
 
     async def listing(self) -> ToolListing:
         names = await anyio.to_thread.run_sync(files.folder_files, self.folder)
@@ -261,8 +351,9 @@ class ToolAuthoring:
     async def _file_status(self, file: str, row: dict[str, Any], ledger: dict[str, LedgerEntry]) -> FileStatus:
         error = row.get("error")
         if file.endswith(files.PENDING_SUFFIX):
-            name = file.removesuffix(files.PENDING_SUFFIX)
-            entry = ledger.get(name)
+            key = file.removesuffix(files.PENDING_SUFFIX)  # NAME, or NAME.canary (a version that failed rehearsal)
+            name = key.removesuffix(".canary")
+            entry = ledger.get(key)
             data = await anyio.to_thread.run_sync(files.read, self.folder / file)
             from toolsets.extensions.plugins.source import PluginSource
 
@@ -270,8 +361,14 @@ class ToolAuthoring:
             reason = entry.error if entry is not None and entry.version == version else "not checked yet"
             return FileStatus(file=file, name=name, version=version, state="pending", error=reason)
         if file.endswith(".disabled"):
+            name = file.split(".", 1)[0]
+            rollout = await self._rollout(name)
             return FileStatus(
-                file=file, name=file.split(".", 1)[0], state="disabled", detail="rolled back hard by the canary"
+                file=file,
+                name=name,
+                state="disabled",
+                detail="rolled back hard by the canary",
+                cause=cause(rollout) if rollout is not None and rollout.status == "disabled" else None,
             )
         listed: str | None = row.get("name")
         version = row.get("version")
@@ -279,12 +376,15 @@ class ToolAuthoring:
             return FileStatus(file=file, name=listed, version=row.get("failed_version"), state="failed", error=error)
         if row.get("candidate"):
             rollout = await self._rollout(listed) if listed is not None else None
-            detail = None
+            detail = why = None
             if rollout is not None and rollout.candidate == version:
                 detail = f"canary {rollout.status}, {rollout.routed_share:g}% of calls"
                 if rollout.decision is not None:
                     detail += f"; last decision: {rollout.decision.action}: {rollout.decision.reason}"
-            return FileStatus(file=file, name=listed, version=version, state="candidate", detail=detail, error=error)
+                why = cause(rollout)
+            return FileStatus(
+                file=file, name=listed, version=version, state="candidate", detail=detail, error=error, cause=why
+            )
         entry = ledger.get(listed) if listed is not None else None
         if entry is not None and entry.version == version and entry.state == "trial":
             detail = f"on trial: {entry.successes} of {TRIAL_CALLS} calls succeeded"

@@ -16,8 +16,15 @@ from pydantic import Field
 from toolsets.core.annotations import READ_ONLY, ToolHints
 from toolsets.core.context import ToolContext
 from toolsets.core.toolset import Toolset
-from toolsets.extensions.authoring.models import AuthoringResult, RegistryStatus, ReloadResult, ToolListing
+from toolsets.extensions.authoring.models import (
+    AuthoringResult,
+    RegistryStatus,
+    ReloadResult,
+    ToolFeedback,
+    ToolListing,
+)
 from toolsets.extensions.authoring.service import Emit, ToolAuthoring
+from toolsets.infra.store.feedback import MAX_FEEDBACK_PER_TOOL
 
 if TYPE_CHECKING:
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -30,6 +37,7 @@ AUTHORING_TOOLS = frozenset(
         "create_or_update_custom_tool_file",
         "delete_custom_tool_file",
         "reload_custom_tools",
+        "get_tool_feedback",
     }
 )
 ToolName = Annotated[
@@ -44,6 +52,8 @@ ToolName = Annotated[
 def authoring_toolset(catalog: PluginCatalog, folder: Path, emit: Emit | None = None) -> Toolset:
     authoring = ToolAuthoring(catalog, folder, emit)
     catalog.outcome_listeners.append(authoring.on_outcome)  # a new tool's trial calls
+    if catalog.feedback is not None:
+        catalog.feedback.on_trial = authoring.on_trial  # a failed call of a version on trial is routed "trial"
     toolset = Toolset(AUTHORING_TOOLSET)
 
     @toolset.tool(hints=READ_ONLY)
@@ -58,6 +68,16 @@ def authoring_toolset(catalog: PluginCatalog, folder: Path, emit: Emit | None = 
         canary candidate, is pending or disabled, and its load error word for word."""
         return RegistryStatus(files=await authoring.status())
 
+    @toolset.tool(hints=READ_ONLY)
+    async def get_tool_feedback(
+        name: ToolName,
+        limit: Annotated[int, Field(ge=1, le=MAX_FEEDBACK_PER_TOOL, description="How many entries, newest first")] = 20,
+    ) -> ToolFeedback:
+        """What went wrong with a tool's versions, newest first: each failed or timed-out call (its version, route,
+        masked arguments and error) and each canary hold or rollback (the rule, both windows' numbers, sample
+        failing inputs). Read it before writing a fix: the next version is rehearsed on these inputs."""
+        return await authoring.feedback(name, limit)
+
     @toolset.tool(hints=ToolHints(destructive=True))
     async def create_or_update_custom_tool_file(
         ctx: ToolContext[Any],
@@ -70,10 +90,12 @@ def authoring_toolset(catalog: PluginCatalog, folder: Path, emit: Emit | None = 
             ),
         ],
     ) -> AuthoringResult:
-        """Write a custom tool. A new tool is checked (import, TOOL_SPEC, schemas, name) and, if it passes, serves
-        on trial until its first calls succeed; if not, it stays pending and the result says why. A new version of
-        a tool that already serves becomes a canary candidate that gets a share of the calls and is promoted or
-        rolled back by its error rate and latency; it never replaces the served version at once."""
+        """Write a custom tool. A new tool is checked (import, TOOL_SPEC, schemas, name) and rehearsed in the
+        sandbox on its TOOL_CASES = [{'input': {...}, 'expect': {...}}] (else the replaced version's) plus the inputs
+        of its latest feedback (get_tool_feedback); passing, it serves on trial until its first calls succeed; if
+        not, it stays pending and the result says why (the failing case). A new version of a tool that already
+        serves, once checked and rehearsed, becomes a canary candidate that gets a share of the calls and is
+        promoted or rolled back by its error rate and latency; it never replaces the served version at once."""
         return await authoring.write(ctx, name, source)
 
     @toolset.tool(hints=ToolHints(destructive=True, idempotent=True))

@@ -58,12 +58,13 @@ from toolsets.extensions.plugins.version import PluginVersion
 from toolsets.infra.private_files import private_dir
 
 if TYPE_CHECKING:
-    from toolsets.core.envelope import ToolResult
+    from toolsets.extensions.plugins.feedback import FeedbackRecorder
+    from toolsets.extensions.plugins.outcome import PluginOutcome
     from toolsets.extensions.plugins.sandboxed import PluginSandbox
     from toolsets.extensions.plugins.spec_kinds import AnySpec
     from toolsets.pipeline.canary.router import CanaryRouter
 
-OutcomeListener = Callable[[str, str, "ToolResult"], Awaitable[None]]  # (tool name, version that ran, envelope)
+OutcomeListener = Callable[["PluginOutcome"], Awaitable[None]]  # a plugin call: its tool, version, route, envelope
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -185,7 +186,8 @@ class PluginCatalog:
         self._tg: TaskGroup | None = None
         self._create = True
         self.threads = PluginThreads()  # where in-process plugins' sync code runs
-        self.outcome_listeners: list[OutcomeListener] = []  # told each plugin call's envelope (authoring trials)
+        self.outcome_listeners: list[OutcomeListener] = []  # told each plugin call's envelope (trials, feedback)
+        self.feedback: FeedbackRecorder | None = None  # failed calls and canary causes, kept in the store
 
     def configure(self, config: PluginConfig | None, sandbox: PluginSandbox | None = None) -> None:
         """The deployment's folder (None: no plugins) and, for `sandbox` isolation, the sandbox (also used to
@@ -294,11 +296,12 @@ class PluginCatalog:
             self._change, self._updated = set(), set()
             await self.changes.announce(PluginChange(kinds, updated))
 
-    async def heard(self, name: str, tool_version: str, outcome: ToolResult) -> None:
-        """A plugin call's envelope, for those who follow calls (the authoring trials); never fails the call."""
+    async def heard(self, outcome: PluginOutcome) -> None:
+        """A plugin call's envelope, for those who follow calls (the authoring trials, the feedback); never fails
+        the call."""
         for listener in list(self.outcome_listeners):
             try:
-                await listener(name, tool_version, outcome)
+                await listener(outcome)
             except Exception:
                 logger.exception("a plugin outcome listener failed")
 

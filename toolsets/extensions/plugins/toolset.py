@@ -10,6 +10,7 @@ from toolsets.core.errors import ErrorCode
 from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
 from toolsets.extensions.plugins.catalog import PluginCatalog
+from toolsets.extensions.plugins.outcome import PluginOutcome
 from toolsets.extensions.plugins.tool import PLUGINS_TOOLSET, PluginTool, offered_to
 
 
@@ -37,5 +38,6 @@ class PluginToolset(AbstractToolset):
             return ToolErr(ErrorCode.UNKNOWN_TOOL, f"{call.tool.name} is not a plugin.")
         outcome = await settle(call.tool.name, self.catalog.canary.run(call))  # the stable version, or its candidate
         if self.catalog.outcome_listeners:
-            await self.catalog.heard(call.tool.name, call.notes.tool_version or call.tool.version.version, outcome)
+            version = call.notes.tool_version or call.tool.version.version
+            await self.catalog.heard(PluginOutcome(call.tool.name, version, call.notes.route, call.arguments, outcome))
         return outcome

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pydantic import SecretStr
 
     from toolsets.infra.store.events import EventStore
+    from toolsets.infra.store.feedback import FeedbackStore
     from toolsets.infra.store.inbox import InboxStore
     from toolsets.infra.store.knowledge import KnowledgeTables
     from toolsets.infra.store.memories import MemoryStore
@@ -55,6 +56,11 @@ class StoreBackend(Protocol):
 
     @property
     def schedules(self) -> ScheduleStore: ...
+
+    @property
+    def feedback(self) -> FeedbackStore:
+        """Failed calls of plugin tool versions and the causes of canary holds and rollbacks."""
+        ...
 
     @property
     def knowledge_tables(self) -> KnowledgeTables:

@@ -9,8 +9,9 @@ error counts toward the error rate. A scheduled run (`RequestInfo.transport == "
 by the scheduled rule instead (scheduled.py, `rules.decide_scheduled`): its samples are kept apart from the
 real-time windows, one failed run rolls the candidate back, and a stage is promoted only by the operator. A rollout
 starts as soon as the catalog loads the candidate (`observe`). A decision is one audit event (`canary_decision`),
-written by the one process whose revision-checked write won. The canary never fails a call: when its store is
-unreachable, calls run on the stable version and nothing is recorded.
+written by the one process whose revision-checked write won; a hold or a rollback is also kept as feedback on the
+candidate (its rule, both windows, sample failing inputs: plugins/feedback.py). The canary never fails a call: when
+its store is unreachable, calls run on the stable version and nothing is recorded.
 """
 
 from __future__ import annotations
@@ -263,6 +264,8 @@ class CanaryRouter:
         decision = new.decision
         if decision is not None and actions.news(current, new):
             _emit(emit, new)
+            if self.catalog.feedback is not None:  # a hold or a rollback: its cause, for the model that wrote it
+                await self.catalog.feedback.decided(new)
             level = logging.INFO if decision.action == "hold" else logging.WARNING
             logger.log(
                 level,

@@ -13,6 +13,7 @@ from toolsets.infra.store.inventory import by_component, component_versions, kno
 
 if TYPE_CHECKING:
     from toolsets.infra.store.events.postgres import PgEventStore
+    from toolsets.infra.store.feedback.postgres import PgFeedback
     from toolsets.infra.store.inbox.postgres import PgInbox
     from toolsets.infra.store.knowledge.postgres import PgKnowledgeTables
     from toolsets.infra.store.memories.postgres import PgMemories
@@ -71,6 +72,12 @@ class PostgresBackend:
         from toolsets.infra.store.schedules.postgres import PgSchedules
 
         return PgSchedules(self.pg)
+
+    @cached_property
+    def feedback(self) -> PgFeedback:
+        from toolsets.infra.store.feedback.postgres import PgFeedback
+
+        return PgFeedback(self.pg)
 
     @cached_property
     def knowledge_tables(self) -> PgKnowledgeTables:

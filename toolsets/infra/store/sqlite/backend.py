@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import sqlite3
 
     from toolsets.infra.store.events.sqlite import SqliteEventStore
+    from toolsets.infra.store.feedback.sqlite import SqliteFeedback
     from toolsets.infra.store.inbox.sqlite import SqliteInbox
     from toolsets.infra.store.knowledge.sqlite import SqliteKnowledgeTables
     from toolsets.infra.store.memories.sqlite import SqliteMemories
@@ -84,6 +85,12 @@ class SqliteBackend:
         from toolsets.infra.store.schedules.sqlite import SqliteSchedules
 
         return SqliteSchedules(self.db)
+
+    @cached_property
+    def feedback(self) -> SqliteFeedback:
+        from toolsets.infra.store.feedback.sqlite import SqliteFeedback
+
+        return SqliteFeedback(self.db)
 
     @cached_property
     def knowledge_tables(self) -> SqliteKnowledgeTables:

@@ -1,0 +1,22 @@
+"""What the catalog's listeners hear of each plugin call: the tool, the version that ran, how the call was routed,
+its (validated) arguments and its envelope (the authoring trials and the feedback recorder follow calls)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from toolsets.core.call_notes import Route
+    from toolsets.core.envelope import ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class PluginOutcome:
+    name: str
+    version: str
+    route: Route
+    arguments: BaseModel  # validated; dumped only by a listener that keeps them
+    outcome: ToolResult

@@ -207,6 +207,7 @@ def test_typescript_sdk_client_lists_and_reads_resources_gets_prompts_and_comple
     assert set(steps["resources/templates/list"][0]["templates"]) == {
         "truloop://docs/{path}",
         "truloop://events/{event_id}",
+        "truloop://schedules/{schedule_id}",
     }
     guide, document = steps["resources/read"]
     assert guide["mimeType"] == "text/markdown" and "search_knowledge_base" in guide["text"]

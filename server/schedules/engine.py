@@ -8,9 +8,10 @@ the others; a tick it had taken is delivered again after `REDELIVERY_SECONDS`, a
 docket's `memory://` backend, with the schedules in the store (SQLite on one laptop). Either way, every replica
 puts back the ticks of the active schedules when it starts (a no-op for those already queued).
 
-The engine starts with the server when Redis is configured; on the embedded store, once the tools are first
-needed (after `initialize`) if schedules exist, and otherwise on the first `schedule_tool_run`: a stdio session
-that never schedules anything never imports docket.
+The worker starts once there are schedules: at start when the store has some (on the embedded store, once the
+tools are first needed, after `initialize`), with the first `schedule_tool_run`, and, with Redis, when another
+replica made one (each replica looks every `LOOK_SECONDS` until its worker runs). A server that never schedules
+anything never imports docket.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ REDELIVERY_SECONDS = 120  # a tick taken by a replica that died is run again aft
 CONCURRENCY = 8  # ticks one replica runs at once
 MAX_PER_USER = 50  # active or paused schedules per user
 STORE_RETRY_SECONDS = 10.0  # a tick the store could not take is tried again this much later
+LOOK_SECONDS = 5.0  # with Redis and no worker yet: how often a replica looks for schedules another one made
 
 
 def key_of(schedule_id: str) -> str:
@@ -122,13 +124,21 @@ class ScheduleEngine:
         self._door_built.set()
 
     async def _start_if_needed(self) -> None:
-        try:
+        """The worker, once there are schedules to run: at start if the store has some; on the embedded store else
+        with the first `schedule_tool_run` (`start`); with Redis, also when another replica made one (looked for
+        every `LOOK_SECONDS`), so every replica works on the shared schedules and a replica's death loses none."""
+        if not self.shared:
+            await self._door_built.wait()
+        while self._docket is None:
+            try:
+                if await self._store().listed(None):
+                    await self._running()
+                    return
+            except Exception:
+                logger.warning("scheduled runs could not start yet; looking again shortly", exc_info=True)
             if not self.shared:
-                await self._door_built.wait()
-            if self.shared or await self._store().listed(None):
-                await self._running()
-        except Exception:
-            logger.warning("scheduled runs could not start; they start with the next schedule", exc_info=True)
+                return
+            await anyio.sleep(LOOK_SECONDS)
 
     async def _running(self) -> Any:
         async with self._starting:

@@ -31,7 +31,8 @@ STEP_TIMEOUT = 60
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=STEP_TIMEOUT, env=child_env())
+    env = child_env(HOME=str(cwd))  # the build's tools leave their settings (pip's, rustup's) in the test's folder
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=STEP_TIMEOUT, env=env)
     assert done.returncode == 0, f"{args}: {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
 

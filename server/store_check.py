@@ -85,7 +85,7 @@ async def _until_answered(
             return
         except Exception as exc:
             reason = _reason(exc, url)
-        if time.monotonic() + RETRY_PAUSE >= deadline:
+        if time.monotonic() >= deadline:
             waited = f" after waiting {wait:g} s" if wait else ""
             raise StoreUnreachableError(
                 f"cannot reach {name} at {masked_url(url)}{waited}: {reason}. Start it or fix {flag}; "
@@ -94,7 +94,7 @@ async def _until_answered(
         if not said:
             logger.warning("waiting for %s at %s: %s", name, masked_url(url), reason)
             said = True
-        await anyio.sleep(RETRY_PAUSE)
+        await anyio.sleep(min(RETRY_PAUSE, max(0.0, deadline - time.monotonic())))  # the last try at the deadline
 
 
 def _reason(exc: BaseException, url: str) -> str:

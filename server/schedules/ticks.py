@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import anyio
 
+from toolsets.assistant.schedule_tools import schedule_uri, tool_ref
 from toolsets.core.context import Caller, ConfirmPolicy, RequestInfo
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, text_and_structured
 from toolsets.infra.store.schedules import Schedule, ScheduleRun
@@ -79,10 +80,8 @@ class TickRunner:
         if tool is None:
             return f"{schedule.tool} is no longer available to its owner"
         ref = schedule.tool_ref
-        if ref.get("kind") == "custom_file":
-            source = getattr(getattr(tool, "version", None), "source", None)
-            if source is None or f"tools/{source.path.name}" != ref.get("file"):
-                return f"{schedule.tool} is no longer served from {ref.get('file')}"
+        if ref.get("kind") == "custom_file" and tool_ref(tool).get("file") != ref.get("file"):
+            return f"{schedule.tool} is no longer served from {ref.get('file')}"
         return None
 
     async def _run(self, schedule: Schedule, run: ScheduleRun, upcoming: dt.datetime | None) -> None:
@@ -139,8 +138,6 @@ class TickRunner:
         except Exception:
             logger.warning("schedule %s: its result did not reach the inbox", schedule.id, exc_info=True)
         if services.resource_changes is not None:
-            from toolsets.assistant.schedule_tools import schedule_uri
-
             await services.resource_changes.schedule_changed(schedule.owner_id, schedule_uri(schedule.id))
 
 

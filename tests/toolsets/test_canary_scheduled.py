@@ -18,6 +18,7 @@ from mcp import Client
 
 from tests.plugin_files import plugin_source, serving, write
 from tests.support import TRULOOP, answering, child_env, eventually
+from tests.toolsets.test_canary import HEALTHY, OUTPUT, STABLE
 from toolsets.core.context import Caller, RequestInfo
 from toolsets.core.envelope import ToolErr, ToolOk, ToolResult
 from toolsets.pipeline.canary.metrics import windows
@@ -27,15 +28,6 @@ from toolsets.pipeline.canary.state import CanaryState
 pytestmark = pytest.mark.anyio
 ACCEPT = answering("accept", {"confirm": True})
 STORES = ["local", "redis"]
-OUTPUT = {"type": "object", "properties": {"v": {"type": "string"}}, "required": ["v"]}
-STABLE = """
-def run(input_data, context):
-    return {"v": "stable"}
-"""
-HEALTHY = """
-def run(input_data, context):
-    return {"v": "candidate"}
-"""
 # Its second call answers without "v": a handler_error (the output_schema), an ordinary error.
 SECOND_FAILS = """
 import itertools

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
+from server.admitted import admitted
+from toolsets.admission.kinds import RequestKind
 from toolsets.views.completion_values import Completed, Completions, bounded
 from toolsets.views.prompt_catalog import prompts_for
 from toolsets.views.uris import DOC_TEMPLATE, EVENT_TEMPLATE
@@ -26,18 +28,22 @@ from toolsets.views.uris import DOC_TEMPLATE, EVENT_TEMPLATE
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from server.mcp_server import TruloopMCP
     from server.resources import ResourceFront
 
 FIXED: dict[str, list[str]] = {"language": ["ko", "en"], "unread_only": ["true", "false"]}
 
 
 class CompletionFront:
-    def __init__(self, resources: ResourceFront, completions: Completions) -> None:
+    def __init__(self, server: TruloopMCP, resources: ResourceFront, completions: Completions) -> None:
+        self._server = server
         self._resources = resources
         self._completions = completions
 
     async def complete(self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> Any:
-        done = await self._values(params.ref, params.argument.name, params.argument.value or "")
+        target = getattr(params.ref, "name", None) or getattr(params.ref, "uri", "")
+        async with admitted(self._server, ctx, RequestKind.COMPLETE, str(target)):
+            done = await self._values(params.ref, params.argument.name, params.argument.value or "")
         return types.CompleteResult(
             completion=types.Completion(values=done.values, total=done.total, has_more=done.has_more or None)
         )

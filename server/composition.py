@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from server.schedules.engine import ScheduleEngine
     from server.schedules.ticks import TickRunner
     from server.tasks.engine import TaskEngine
+    from toolsets.admission.admission import Admission
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -302,6 +303,24 @@ class Deployment:
         return ServerMetrics(deferred_waiting=lambda: bridge.waiting_calls, redis=self.settings.redis_url is not None)
 
     @cached_property
+    def admission(self) -> Admission:
+        """Each caller's bounds (`--calls-per-minute`, `--max-concurrent-calls`): counted in Redis when there is one,
+        so every replica shares them, else in this process."""
+        from toolsets.admission.admission import Admission
+
+        limits = self.settings.request_limits
+        limiter: Any
+        if self.redis is not None:
+            from toolsets.admission.redis_limiter import RedisLimiter
+
+            limiter = RedisLimiter(self.redis, limits, prefix=self.settings.redis_prefix)
+        else:
+            from toolsets.admission.memory_limiter import MemoryLimiter
+
+            limiter = MemoryLimiter(limits)
+        return Admission(limiter, limits, refusals=self.metrics)
+
+    @cached_property
     def front_door(self) -> FrontDoor:
         """The door every front of this deployment enters by: `toolsets.assembly.assemble` with what the settings
         add (the gates file, the extensions, conversations in Redis, the audit log through the services)."""
@@ -319,6 +338,7 @@ class Deployment:
             toolsets=self.toolsets,
             device_only_hidden=not self.reaches_devices,
             metrics=self.metrics,
+            admission=self.admission,
         )
 
     @property

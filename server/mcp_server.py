@@ -121,7 +121,7 @@ class TruloopMCP(MCPServer):
             plugin_views = PluginViews(deployment.plugins)
         self.resources = ResourceFront(self, changes, bus, plugin_views)
         self.prompts = PromptFront(self, self.resources)
-        self.completer = CompletionFront(self.resources, Completions(services))  # (`completion` is MCPServer's)
+        self.completer = CompletionFront(self, self.resources, Completions(services))  # (`completion` is MCPServer's)
         self.apps = AppFront(self)  # MCP Apps, for the clients that negotiate them (server/apps_front.py)
         self.apps.install()
         if deployment.plugins is not None:

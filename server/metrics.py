@@ -53,6 +53,13 @@ class ServerMetrics:
             if redis
             else None
         )
+        self._limited = Counter(
+            "truloop_requests_limited",
+            "Requests refused by a caller's bounds, by kind (call, read, prompt, task, ...) and limit (rate or "
+            "concurrency); never by user.",
+            ("kind", "limit"),
+            registry=registry,
+        )
         ProcessCollector(registry=registry)  # process_cpu_seconds_total, process_resident_memory_bytes, ...
         self._tools: set[str] = set()
         # each series' child, found once (`labels()` costs as much as the increment): bounded as the labels are
@@ -74,6 +81,10 @@ class ServerMetrics:
             if timer is None:
                 timer = self._timed[tool] = self._duration.labels(tool)
             timer.observe(seconds)
+
+    def limited(self, kind: str, limit: str) -> None:
+        """`toolsets.admission.admission.RefusalCounter`: the labels are a few fixed words."""
+        self._limited.labels(kind, limit).inc()
 
     def count_sessions(self, endpoint: str, count: Callable[[], int]) -> None:
         """`truloop_sessions_open{endpoint=...}` is `count()` at each scrape."""

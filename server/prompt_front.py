@@ -16,8 +16,10 @@ import mcp.types as types
 from mcp.server.subscriptions import PromptsListChanged
 from mcp.shared.exceptions import MCPError
 
+from server.admitted import admitted
 from server.listing_sessions import ListingSessions
 from server.sdk_compat import subscriptions_of
+from toolsets.admission.kinds import RequestKind
 from toolsets.views.prompt_catalog import PromptArgumentsError, check_arguments, find_prompt, prompts_for, render
 
 if TYPE_CHECKING:
@@ -61,6 +63,10 @@ class PromptFront:
         await subscriptions_of(self._server).publish(PromptsListChanged())
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
+        async with admitted(self._server, ctx, RequestKind.PROMPT, params.name, params.arguments):
+            return await self._get(ctx, params)
+
+    async def _get(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
         scope = self._resources.scope()
         plugins = self._resources.plugins
         version = plugins.prompt(params.name, scope.profile) if plugins is not None else None

@@ -22,9 +22,11 @@ import mcp.types as types
 from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
+from server.admitted import admitted
 from server.listing_sessions import ListingSessions
 from server.plugin_requests import PluginRequests
 from server.sdk_compat import connection_of
+from toolsets.admission.kinds import RequestKind
 from toolsets.views.changes import ResourceChange
 from toolsets.views.resource_views import ResourceCatalog, UnknownResourceError
 from toolsets.views.scope import ViewScope
@@ -113,6 +115,10 @@ class ResourceFront:
 
     async def read(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
         uri = checked_uri(params)
+        async with admitted(self._server, ctx, RequestKind.READ, uri):
+            return await self._read(ctx, params, uri)
+
+    async def _read(self, ctx: ServerRequestContext[Any, Any], params: Any, uri: str) -> Any:
         app = self._server.apps.read(uri) if uri.startswith("ui://") else None
         if app is not None:
             return app

@@ -24,6 +24,7 @@ from toolsets.core.context import ConfirmPolicy
 from toolsets.profile_names import PROFILE_NAMES
 
 if TYPE_CHECKING:
+    from toolsets.admission.limits import Limits
     from toolsets.extensions.plugins.sandboxed import PluginSandbox
     from toolsets.infra.upstream.keys import UpstreamKeys
 
@@ -389,6 +390,28 @@ class Settings(BaseSettings):
             metavar="BYTES",
         ),
     ] = Field(default=32 * 1024 * 1024, ge=4 * 1024 * 1024, le=1024 * 1024 * 1024)
+    calls_per_minute: Annotated[
+        int | None,
+        Source(
+            "tool calls, resource reads, prompt gets and tasks made per user and minute, shared by every replica "
+            "through `--redis-url`; past it `rate_limited` with the seconds to wait; `0` turns it off",
+            flag="--calls-per-minute",
+            env="TRULOOP_CALLS_PER_MINUTE",
+            metavar="N",
+            shown="600 on HTTP, off on stdio",
+        ),
+    ] = Field(default=None, ge=0, le=1_000_000)
+    max_concurrent_calls: Annotated[
+        int | None,
+        Source(
+            "tool calls, reads and prompt gets running at once per user, shared like `--calls-per-minute`; past it "
+            "`rate_limited`; `0` turns it off",
+            flag="--max-concurrent-calls",
+            env="TRULOOP_MAX_CONCURRENT_CALLS",
+            metavar="N",
+            shown="16 on HTTP, off on stdio",
+        ),
+    ] = Field(default=None, ge=0, le=100_000)
     max_device_streams_per_user: Annotated[
         int,
         Source(
@@ -790,6 +813,17 @@ class Settings(BaseSettings):
     @property
     def resolved_docs_dir(self) -> Path:
         return self.docs_dir or self.data_dir / "docs"
+
+    @property
+    def request_limits(self) -> "Limits":
+        """The per-user bounds of the admission step: on HTTP, where users share the server, 600 requests a minute
+        and 16 at once unless set; on stdio, which serves the one user who started it, none unless set."""
+        from toolsets.admission.limits import Limits
+
+        http = self.transport != "stdio"
+        per_minute = self.calls_per_minute if self.calls_per_minute is not None else (600 if http else 0)
+        concurrent = self.max_concurrent_calls if self.max_concurrent_calls is not None else (16 if http else 0)
+        return Limits(per_minute=per_minute, concurrent=concurrent)
 
     @property
     def auth_enabled(self) -> bool:

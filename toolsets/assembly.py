@@ -29,6 +29,7 @@ from toolsets.profiles import (
 )
 
 if TYPE_CHECKING:
+    from toolsets.admission.admission import Admission
     from toolsets.core.conversation import Conversations
     from toolsets.core.middleware import Middleware
     from toolsets.core.toolset import AbstractToolset
@@ -48,12 +49,14 @@ def assemble(
     middleware: Sequence[Middleware] = (),
     device_only_hidden: bool = False,
     metrics: CallRecorder | None = None,
+    admission: Admission | None = None,
 ) -> FrontDoor:
     """The gates are the built-in ones plus `gates_file`'s (checked against the tools here); the audit log is
     `services.audit`'s when it has one; conversations are kept in memory unless given. `toolsets` are the member
     and guest toolsets before policy (default: `assistant_toolsets(extensions, exposure)`); `middleware` are your
     own instances, run inside the standard ones (`standard_middleware`), in order; `metrics` records every call
-    (`toolsets.pipeline.call_metrics`). `device_only_hidden`: no device can reach this door's fronts, so the
+    (`toolsets.pipeline.call_metrics`); `admission` bounds each caller's requests (`toolsets.admission`; none
+    by default). `device_only_hidden`: no device can reach this door's fronts, so the
     deferred tools only a device answers are left out of every profile."""
     from toolsets.core.conversation import MemoryConversations
     from toolsets.extensions.exposure.policy import ToolExposure
@@ -72,4 +75,5 @@ def assemble(
         exposure=ToolExposure(exposure, gates),
         conversations=conversations if conversations is not None else MemoryConversations(),
         confirm_policy=confirm_policy,
+        admission=admission,
     )

@@ -13,9 +13,15 @@ to its user (`host_approves`), which conversation a call belongs to, and where i
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from toolsets.admission.admission import Admission, unlimited
+from toolsets.admission.kinds import RequestKind
+from toolsets.admission.limits import Refused, RequestRefusedError
 from toolsets.core.context import (
     Caller,
     ClientPort,
@@ -30,7 +36,7 @@ from toolsets.core.context import (
 
 if TYPE_CHECKING:
     from toolsets.core.conversation import Conversation, Conversations
-    from toolsets.core.envelope import ToolResult
+    from toolsets.core.envelope import ToolErr, ToolResult
     from toolsets.core.tool import Tool
     from toolsets.core.toolset import AbstractToolset
     from toolsets.extensions.exposure.policy import ToolExposure
@@ -51,12 +57,15 @@ class FrontDoor:
         exposure: ToolExposure,
         conversations: Conversations,
         confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO,
+        admission: Admission | None = None,
     ) -> None:
         self.profiles = profiles
         self.services = services
         self.exposure = exposure
         self.conversations = conversations
         self.confirm_policy = confirm_policy
+        self.admission = admission if admission is not None else unlimited()
+        self._builtin_version: str | None = None  # (read with the first audited request)
         self._known_users: dict[str, str] = {}
         # (user, role) -> (the event loop writing their entry, the event set when it is written)
         self._entering: dict[tuple[str, str], tuple[Any, Any]] = {}
@@ -115,9 +124,18 @@ class FrontDoor:
         assert ctx.conversation is not None, "contexts come from context_for, which always names a conversation"
         return await self.exposure.visible(self._toolset_of(ctx), fixed_list, ctx.conversation)
 
-    async def call(self, ctx: ToolContext[Any], name: str, arguments: Any, *, fixed_list: bool = True) -> ToolResult:
-        """Run one call: exposure, the caller's directory entry, then dispatch (lookup, validation, the
-        profile's middleware and confirmation, the tool). Never raises but for cancellation."""
+    async def call(
+        self,
+        ctx: ToolContext[Any],
+        name: str,
+        arguments: Any,
+        *,
+        fixed_list: bool = True,
+        kind: RequestKind | None = None,
+    ) -> ToolResult:
+        """Run one call: exposure, the caller's bounds (`kind`: a call from a front, or nested when made inside
+        another), the caller's directory entry, then dispatch (lookup, validation, the profile's middleware and
+        confirmation, the tool). Never raises but for cancellation."""
         from toolsets.core.dispatch import dispatch
 
         toolset = self._toolset_of(ctx)
@@ -126,8 +144,60 @@ class FrontDoor:
             refusal = await self.exposure.refusal(toolset, tool, fixed_list, ctx.conversation)
             if refusal is not None:
                 return refusal
-        await self.enter_directory(ctx.caller)
-        return await dispatch(toolset, name, arguments, ctx)
+        if kind is None:
+            kind = RequestKind.NESTED if ctx.depth else RequestKind.CALL
+        ticket = await self.admission.enter(ctx.caller.user_id, kind)
+        if isinstance(ticket, Refused):
+            limited = rate_limited(ticket)
+            toolset.refuse(name, arguments, ctx, limited)
+            return limited
+        try:
+            await self.enter_directory(ctx.caller)
+            return await dispatch(toolset, name, arguments, ctx)
+        finally:
+            if ticket.holds:
+                import anyio
+
+                with anyio.CancelScope(shield=True):
+                    await ticket.leave()
+
+    @contextlib.asynccontextmanager
+    async def admitted(
+        self,
+        caller: Caller,
+        request: RequestInfo,
+        kind: RequestKind,
+        target: str,
+        arguments: Any = None,
+    ) -> AsyncIterator[None]:
+        """A request that is not a tool call (a resource read, a prompt get, a completion), through the same bounds
+        as calls, with its audit line (reads and prompts) when it ends. Raises `RequestRefusedError` past a bound."""
+        ticket = await self.admission.enter(caller.user_id, kind)
+        started = time.perf_counter()
+        status, code = "error", None
+        try:
+            if isinstance(ticket, Refused):
+                status, code = "error", "rate_limited"
+                raise RequestRefusedError(ticket)
+            try:
+                yield
+                status = "ok"
+            finally:
+                if ticket.holds:
+                    import anyio
+
+                    with anyio.CancelScope(shield=True):
+                        await ticket.leave()
+        finally:
+            sink = self.services.audit if self.services is not None and kind.audited else None
+            if sink is not None:
+                from toolsets.admission.request_audit import audit_request
+
+                latency = (time.perf_counter() - started) * 1000
+                audit_request(
+                    sink, caller, request, kind.value, target, arguments,
+                    status=status, error_code=code, latency_ms=latency, version=self._version(),
+                )  # fmt: skip
 
     async def call_noting_list(
         self, ctx: ToolContext[Any], name: str, arguments: Any, *, fixed_list: bool = False
@@ -174,5 +244,22 @@ class FrontDoor:
                 del self._entering[key]
             done.set()
 
+    def _version(self) -> str:
+        version = self._builtin_version
+        if version is None:
+            from toolsets.pipeline.audit.audit_middleware import builtin_version
+
+            version = self._builtin_version = builtin_version()
+        return version
+
     def _toolset_of(self, ctx: ToolContext[Any]) -> AbstractToolset:
         return self.toolset(ctx.request.profile or ctx.caller.role)
+
+
+def rate_limited(refused: Refused) -> ToolErr:
+    """The result a tool call past its caller's bounds gets: `rate_limited`, retryable, with the wait in its text."""
+    from toolsets.core.envelope import ToolErr
+    from toolsets.core.errors import ErrorCode
+
+    detail = {"limit": refused.limit, "retry_after_s": refused.retry_after_s}
+    return ToolErr(ErrorCode.RATE_LIMITED, refused.reason, retryable=True, detail=detail)

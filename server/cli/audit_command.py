@@ -28,7 +28,7 @@ from toolsets.pipeline.audit.writer import log_files
 
 AUDIT_SETTINGS = ("data_dir", "audit_log")  # the settings that say where the log is
 STATUSES: tuple[str, ...] = get_args(Status)
-EVENTS = ("tool_call", "tool_result")
+EVENTS = ("tool_call", "tool_result", "request")
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 FOLLOW_POLL_SECONDS = 0.25
@@ -126,8 +126,14 @@ def as_text(record: dict[str, Any]) -> str:
     took = f"{latency:.1f}ms" if isinstance(latency, int | float) else "-"
     return (
         f"{record.get('ts', '?')}  {record.get('event', '?'):<11}  {record.get('user_id', '?')}  "
-        f"{record.get('tool_name', '?')}  {outcome}  {took}  {record.get('call_id', '')}"
+        f"{record.get('tool_name', '?')}{_target(record)}  {outcome}  {took}  {record.get('call_id', '')}"
     )
+
+
+def _target(record: dict[str, Any]) -> str:
+    """What a `request` line's read or prompt named."""
+    target = record.get("target")
+    return f" {target}" if target else ""
 
 
 def _decision_text(record: dict[str, Any]) -> str:
@@ -243,7 +249,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--user", metavar="ID", help="only this user's calls")
         command.add_argument("--tool", metavar="NAME", help="only this tool's calls")
         command.add_argument("--status", choices=STATUSES, help="only results with this status")
-        command.add_argument("--event", choices=EVENTS, help="only tool_call or only tool_result lines")
+        command.add_argument("--event", choices=EVENTS, help="only tool_call, tool_result or request lines")
         command.add_argument("--since", type=parse_time, metavar="TIME", help="from this time: 15m, 2h, 7d, RFC 3339")
         command.add_argument("--until", type=parse_time, metavar="TIME", help="up to this time (same forms)")
         command.add_argument("--format", choices=("json", "text"), default="json", help="stored JSON, or short text")
@@ -259,8 +265,7 @@ def _filters(args: argparse.Namespace) -> Filters:
         except re.error as exc:
             raise AuditCommandError(f"bad pattern {args.pattern!r}: {exc}") from None
     status = args.status
-    event = args.event or ("tool_result" if status is not None else None)
-    return Filters(args.user, args.tool, status, event, args.since, args.until, pattern)
+    return Filters(args.user, args.tool, status, args.event, args.since, args.until, pattern)
 
 
 def _log_path(args: argparse.Namespace) -> Path:

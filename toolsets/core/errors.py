@@ -88,7 +88,11 @@ _ABOUT: dict[ErrorCode, _About] = {
         False, "The server lacks a setting the tool needs (an API key, the docs folder); the text names it."
     ),
     ErrorCode.RATE_LIMITED: _About(
-        True, "This server's own per-caller limit was reached (relay messages); the text says how long to wait."
+        True,
+        "This server's own per-caller limit was reached (`--calls-per-minute`, `--max-concurrent-calls`, relay "
+        "messages); the text says how many seconds to wait. A resource read or prompt get past the same bounds gets "
+        "the JSON-RPC error `-32000` with `data.code` `rate_limited` and `data.retryAfter` "
+        "([security.md](security.md#per-user-rate-limits)).",
     ),
     ErrorCode.PRECONDITION: _About(
         True,

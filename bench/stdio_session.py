@@ -13,11 +13,15 @@ from pathlib import Path
 class StdioSession:
     """`truloop-mcp ARGS` as a subprocess, initialized (handshake era), answering one request at a time."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, source: Path | None = None) -> None:
+        """`source`: run the server from that folder (an exported past revision) instead of the installed one."""
         exe = Path(sys.executable).parent / "truloop-mcp"
         env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_") and k != "REDIS_URL"}
+        command = [str(exe)] if source is None else [sys.executable, "-m", "server"]
+        if source is not None:
+            env["PYTHONPATH"] = str(source)
         self.proc = subprocess.Popen(
-            [str(exe), *args, "--user", "bench", "--timezone", "UTC"],
+            [*command, *args, "--user", "bench", "--timezone", "UTC"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
         )  # fmt: skip
         self.next_id = 0

@@ -4,23 +4,31 @@ finished, gone when its TTL runs out, listed a page at a time, bounded per user,
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
 
-from bridge import task_store
-from bridge.task_store import InMemoryTaskStore, RedisTaskStore, TaskLimitError, TaskRecord
+from bridge.task_store import InMemoryTaskStore, TaskLimitError, TaskRecord
+from bridge.task_store_redis import RedisTaskStore
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+
+Make = Callable[..., Any]  # a store of the parameter's kind, with the bounds given
 
 
 @pytest.fixture(params=["memory", "redis"])
-def store(request: pytest.FixtureRequest) -> Any:
+def make(request: pytest.FixtureRequest) -> Make:
     if request.param == "memory":
-        return InMemoryTaskStore()
-    url = request.getfixturevalue("redis_url")
-    return RedisTaskStore(url, prefix=request.getfixturevalue("redis_prefix"))
+        return InMemoryTaskStore
+    url, prefix = request.getfixturevalue("redis_url"), request.getfixturevalue("redis_prefix")
+    return lambda **bounds: RedisTaskStore(url, prefix=prefix, **bounds)
+
+
+@pytest.fixture
+def store(make: Make) -> Any:
+    return make()
 
 
 def done(record: TaskRecord) -> TaskRecord:
@@ -67,8 +75,8 @@ async def test_the_list_pages_oldest_first_and_holds_only_the_callers(store: Any
         await store.list("alice", "not-a-cursor", 2)
 
 
-async def test_a_user_has_a_bounded_number_of_live_tasks(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(task_store, "MAX_TASKS_PER_USER", 3)
+async def test_a_user_has_a_bounded_number_of_live_tasks(make: Make) -> None:
+    store = make(max_unfinished=3)
     for _ in range(3):
         await store.create(TaskRecord(owner="alice", tool="t", ttl_ms=60_000))
     with pytest.raises(TaskLimitError):

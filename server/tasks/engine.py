@@ -323,16 +323,21 @@ class TaskEngine:
         def renewed(record: TaskRecord) -> TaskRecord | None:
             return record.model_copy(update=self._lease(token)) if record.lease_owner == token else None
 
+        held_until = anyio.current_time() + self._lease_ms / 1000
         while True:
             await anyio.sleep(self._lease_ms / 3000)
             try:
                 record = await self.store.change(owner, task_id, renewed)
             except Exception:
-                logger.warning("task %s: its lease could not be renewed; trying again", task_id)
-                continue
+                if anyio.current_time() < held_until:
+                    logger.warning("task %s: its lease could not be renewed; trying again", task_id)
+                    continue
+                logger.warning("task %s: its lease lapsed while the store was away; the run stops", task_id)
+                record = None
             if record is None or record.lease_owner != token:
                 run.cancel()
                 return
+            held_until = anyio.current_time() + self._lease_ms / 1000
 
     async def _call(self, record: TaskRecord, request: RequestInfo | None) -> ToolResult:
         from server.tasks.ports import TaskPorts, TaskSession  # (the MCP SDK: not before a stdio server's first answer)

@@ -194,7 +194,8 @@ async def test_the_list_reads_summaries_not_records(store: Any) -> None:
 
 async def test_the_redis_list_never_parses_a_record(redis_url: str, redis_prefix: str) -> None:
     store = RedisTaskStore(redis_url, prefix=redis_prefix)
-    made = [await store.create(big(size=10)) for _ in range(3)]
+    now = int(time.time() * 1000)
+    made = [await store.create(big(size=10, created_ms=now + n)) for n in range(3)]
     client = redis_of(redis_url)
     for record in made:  # a record the list would have to parse is no longer JSON at all
         await client.set(f"{redis_prefix}task:{record.task_id}", "not json", keepttl=True)

@@ -1,13 +1,22 @@
 """MCP tasks' state: one record per task, visible only to the caller who made it, kept until its TTL runs out.
 
-`InMemoryTaskStore` serves one process (stdio); `RedisTaskStore` lets every replica read and finish a task another
-replica made, and keeps it across restarts. Keys (under a prefix, `truloop:` by default): `task:{id}` the record
-(expiring with the task's TTL, counted from its creation) and `user-tasks:{user}` a sorted set of the user's task ids
-by creation time (an id whose record expired is dropped when met). A terminal status (completed, failed,
+`InMemoryTaskStore` serves one process (stdio); `RedisTaskStore` (bridge/task_store_redis.py) lets every replica read
+and finish a task another replica made, and keeps it across restarts. A terminal status (completed, failed,
 cancelled) is final: a change of a finished task is refused, so a late device answer cannot revive a cancelled task.
 
-Bounds: at most `MAX_TASKS_PER_USER` live tasks per user (a new one past it is refused), `MAX_RECORD_BYTES` per
-record (a result larger than that fails the task instead of being kept).
+Bounds, so that what a caller sends cannot grow the server's memory (docs/security.md#tasks):
+
+- a record is at most `MAX_RECORD_BYTES` (64 KiB) of JSON: a new task past it is refused (`TaskTooLargeError`, nothing
+  stored), and a change past it too, except a result or a device answer, which fails the task instead of being kept;
+  the record holds the arguments as the tool's input model validated them (the front drops unknown keys first) and a
+  few flags of the client's capabilities (`ClientFlags`), never the client's own capabilities object;
+- a user's live records (finished or not, until they expire) hold at most `MAX_USER_BYTES` (16 MiB) together: a new
+  task past it is refused (`TaskBudgetError`), and a result that would pass it fails its task;
+- at most `MAX_TASKS_PER_USER` unfinished tasks per user (`TaskLimitError`); finished ones do not count. The counts and
+  the bytes are kept as running totals, so a refused create reads no record.
+
+`list` pages the ids first and reads each one's small `TaskSummary`, never the full records. A running task holds a
+lease on its record (`lease_owner`, `lease_expires_ms`): server/tasks/engine.py takes, renews and reads it.
 """
 
 from __future__ import annotations
@@ -23,8 +32,25 @@ from pydantic import BaseModel, Field
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 MAX_TASKS_PER_USER = 1000
-MAX_RECORD_BYTES = 4 * 1024 * 1024
+MAX_RECORD_BYTES = 64 * 1024
+MAX_USER_BYTES = 16 * 1024 * 1024
 DEFAULT_POLL_MS = 1000
+TOO_LARGE = "The task's result was too large to keep (a task holds at most 64 KiB, and a user's tasks 16 MiB)."
+
+
+class ClientFlags(BaseModel):
+    """What a task's run needs of the capabilities of the client that made it (server/tasks/client_flags.py): whether
+    it can be asked (elicitation in form or URL mode), sampled (with tools, with context), asked for roots, shown apps,
+    and whether it declared tasks."""
+
+    elicit_form: bool = False
+    elicit_url: bool = False
+    sampling: bool = False
+    sampling_tools: bool = False
+    sampling_context: bool = False
+    roots: bool = False
+    apps: bool = False
+    tasks: bool = False
 
 
 class TaskRecord(BaseModel):
@@ -48,27 +74,105 @@ class TaskRecord(BaseModel):
     claims: dict[str, Any] = Field(default_factory=dict)
     arguments: dict[str, Any] = Field(default_factory=dict)
     modern: bool = True  # made by a 2026-07-28 request (else a 2025-11-25 session's)
-    client_capabilities: dict[str, Any] = Field(default_factory=dict)
+    client: ClientFlags = Field(default_factory=ClientFlags)
     answers: dict[str, Any] = Field(default_factory=dict)  # the client's answers so far, by question key
     device_answer: dict[str, Any] | None = None  # the device's JSON-RPC response to `pending_call_id`
+    lease_owner: str | None = None  # the engine running the call now (server/tasks/engine.py)
+    lease_expires_ms: int | None = None  # past it without a renewal, that run was interrupted
 
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
 
+    @property
+    def expires_ms(self) -> int:
+        return self.created_ms + self.ttl_ms
+
     def expired(self, now_ms: int) -> bool:
-        return now_ms >= self.created_ms + self.ttl_ms
+        return now_ms >= self.expires_ms
+
+    def summary(self, size: int = 0) -> TaskSummary:
+        return TaskSummary(
+            task_id=self.task_id,
+            tool=self.tool,
+            profile=self.profile,
+            status=self.status,
+            status_message=self.status_message,
+            created_ms=self.created_ms,
+            updated_ms=self.updated_ms,
+            ttl_ms=self.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+            tool_error=self.status == "completed" and (self.result or {}).get("isError") is True,
+            bytes=size,
+        )
 
 
-class TaskLimitError(Exception):
-    """The caller already has `MAX_TASKS_PER_USER` live tasks."""
+class TaskSummary(BaseModel):
+    """What `tasks/list` shows of a task, kept beside its record (a few hundred bytes whatever the record holds)."""
+
+    task_id: str
+    tool: str
+    profile: str
+    status: TaskStatus
+    status_message: str | None = None
+    created_ms: int
+    updated_ms: int
+    ttl_ms: int
+    poll_interval_ms: int
+    tool_error: bool = False  # completed with the tool's own error (2025-11-25 calls that failed)
+    bytes: int = 0  # the size of its record's JSON
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @property
+    def expires_ms(self) -> int:
+        return self.created_ms + self.ttl_ms
+
+
+class TaskRefused(Exception):  # noqa: N818 - the base of the three refusals
+    """A task (or a change of one) the bounds refuse; `message` says which and what to do."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class TaskLimitError(TaskRefused):
+    """The caller already has `MAX_TASKS_PER_USER` unfinished tasks."""
+
+    def __init__(self, owner: str = "") -> None:
+        super().__init__("Too many unfinished tasks: wait for some to finish, or cancel them, and try again.")
+
+
+class TaskBudgetError(TaskRefused):
+    """The caller's live task records would hold more than `MAX_USER_BYTES`."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Your tasks already hold 16 MiB, the most a user's tasks may hold: wait for finished ones to expire "
+            "(each within its TTL), or cancel unfinished ones, and try again."
+        )
+
+
+class TaskTooLargeError(TaskRefused):
+    """A record (or a change of one) would be more than `MAX_RECORD_BYTES` of JSON."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(
+            f"The task would hold {size} bytes; a task holds at most {MAX_RECORD_BYTES} bytes (64 KiB) of arguments "
+            "and answers. Send smaller arguments or answers."
+        )
 
 
 Change = Callable[[TaskRecord], TaskRecord | None]  # the record as it should become, or None to leave it
 
 
 class TaskStore(Protocol):
-    async def create(self, record: TaskRecord) -> TaskRecord: ...
+    async def create(self, record: TaskRecord) -> TaskRecord:
+        """Keep a new task (raises `TaskTooLargeError`, `TaskLimitError`, `TaskBudgetError`: nothing kept)."""
+        ...
 
     async def get(self, owner: str, task_id: str) -> TaskRecord | None:
         """The task if it exists, has not expired and is `owner`'s (else None: the three are not told apart)."""
@@ -76,44 +180,107 @@ class TaskStore(Protocol):
 
     async def change(self, owner: str, task_id: str, change: Change) -> TaskRecord | None:
         """Apply `change` to a live, unfinished task of `owner`'s, atomically; the record as it is afterwards (None:
-        no such task)."""
+        no such task). A change too large for the bounds raises `TaskRefused` and changes nothing (a result or a
+        device answer too large fails the task instead)."""
         ...
 
-    async def list(self, owner: str, cursor: str | None, limit: int) -> tuple[list[TaskRecord], str | None]:
+    async def list(self, owner: str, cursor: str | None, limit: int) -> tuple[list[TaskSummary], str | None]:
         """`owner`'s live tasks, oldest first, a page at a time (the cursor is the next task's place)."""
         ...
 
 
-def _now_ms() -> int:
+def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _checked(record: TaskRecord) -> TaskRecord:
-    if len(record.model_dump_json()) > MAX_RECORD_BYTES:
-        return record.model_copy(
-            update={"result": None, "status": "failed", "status_message": "The result was too large to keep."}
-        )
-    return record
+def sized(record: TaskRecord) -> tuple[str, int]:
+    raw = record.model_dump_json()
+    return raw, len(raw.encode())
+
+
+def fitted(record: TaskRecord) -> tuple[TaskRecord, str, int]:
+    """The record as it may be kept, its JSON and size: one too large keeps its request but fails without what the
+    call or the device produced (raises `TaskTooLargeError` when even that is too large)."""
+    raw, size = sized(record)
+    if size <= MAX_RECORD_BYTES:
+        return record, raw, size
+    return _without_outcome(record, size)
+
+
+def _without_outcome(record: TaskRecord, size: int) -> tuple[TaskRecord, str, int]:
+    if record.result is None and record.device_answer is None and record.input_requests is None:
+        raise TaskTooLargeError(size)
+    failed = record.model_copy(
+        update={
+            "result": None,
+            "device_answer": None,
+            "input_requests": None,
+            "status": "failed",
+            "status_message": TOO_LARGE,
+            "error": {"code": -32603, "message": TOO_LARGE},
+            "lease_owner": None,
+            "lease_expires_ms": None,
+        }
+    )
+    raw, smaller = sized(failed)
+    if smaller > MAX_RECORD_BYTES:
+        raise TaskTooLargeError(smaller)
+    return failed, raw, smaller
+
+
+def over_budget(record: TaskRecord, size: int) -> tuple[TaskRecord, str, int]:
+    """A change that would pass the user's bytes: its outcome dropped and the task failed, or `TaskBudgetError`."""
+    if record.result is None and record.device_answer is None and record.input_requests is None:
+        raise TaskBudgetError()
+    return _without_outcome(record, size)
 
 
 class InMemoryTaskStore:
-    def __init__(self) -> None:
-        self._tasks: dict[str, TaskRecord] = {}
+    """One process's tasks: the same bounds as Redis, each user's ids in creation order (the list pages those)."""
+
+    def __init__(self, *, max_unfinished: int = MAX_TASKS_PER_USER, max_user_bytes: int = MAX_USER_BYTES) -> None:
+        self._max_unfinished = max_unfinished
+        self._max_bytes = max_user_bytes
+        self._tasks: dict[str, tuple[TaskRecord, int]] = {}  # id -> (record, its JSON's size)
+        self._owned: dict[str, dict[str, None]] = {}  # owner -> their ids, oldest first
 
     def _live(self, owner: str, task_id: str) -> TaskRecord | None:
-        record = self._tasks.get(task_id)
-        if record is None or record.expired(_now_ms()):
-            self._tasks.pop(task_id, None)
+        held = self._tasks.get(task_id)
+        if held is None or held[0].expired(now_ms()):
+            self._drop(task_id)
             return None
-        return record if record.owner == owner else None
+        return held[0] if held[0].owner == owner else None
+
+    def _drop(self, task_id: str) -> None:
+        held = self._tasks.pop(task_id, None)
+        if held is not None:
+            ids = self._owned.get(held[0].owner, {})
+            ids.pop(task_id, None)
+            if not ids:
+                self._owned.pop(held[0].owner, None)
+
+    def _totals(self, owner: str) -> tuple[int, int]:
+        """(unfinished tasks, bytes) of `owner`'s live records."""
+        unfinished = size = 0
+        for record, held in (self._tasks[task_id] for task_id in self._owned.get(owner, {})):
+            unfinished += not record.terminal
+            size += held
+        return unfinished, size
 
     async def create(self, record: TaskRecord) -> TaskRecord:
-        now = _now_ms()
-        for task_id in [k for k, v in self._tasks.items() if v.expired(now)]:
-            del self._tasks[task_id]
-        if sum(1 for task in self._tasks.values() if task.owner == record.owner) >= MAX_TASKS_PER_USER:
+        now = now_ms()
+        for task_id in [k for k, (v, _) in self._tasks.items() if v.expired(now)]:
+            self._drop(task_id)
+        size = sized(record)[1]
+        if size > MAX_RECORD_BYTES:
+            raise TaskTooLargeError(size)
+        unfinished, held = self._totals(record.owner)
+        if unfinished >= self._max_unfinished:
             raise TaskLimitError(record.owner)
-        self._tasks[record.task_id] = record = _checked(record)
+        if held + size > self._max_bytes:
+            raise TaskBudgetError()
+        self._tasks[record.task_id] = (record, size)
+        self._owned.setdefault(record.owner, {})[record.task_id] = None
         return record
 
     async def get(self, owner: str, task_id: str) -> TaskRecord | None:
@@ -126,116 +293,53 @@ class InMemoryTaskStore:
         if record.terminal:
             return record
         changed = change(record)
-        if changed is not None:
-            self._tasks[task_id] = record = _checked(changed.model_copy(update={"updated_ms": _now_ms()}))
-        return record
+        if changed is None:
+            return record
+        changed, _, size = fitted(changed.model_copy(update={"updated_ms": now_ms()}))
+        before = self._tasks[task_id][1]
+        if size > before and self._totals(owner)[1] - before + size > self._max_bytes:
+            changed, _, size = over_budget(changed, size)
+        self._tasks[task_id] = (changed, size)
+        return changed
 
-    async def list(self, owner: str, cursor: str | None, limit: int) -> tuple[list[TaskRecord], str | None]:
-        mine = sorted(
-            (t for t in self._tasks.values() if t.owner == owner and not t.expired(_now_ms())),
-            key=lambda t: (t.created_ms, t.task_id),
-        )
-        return _page(mine, cursor, limit)
-
-
-class RedisTaskStore:
-    def __init__(self, client: Any, *, prefix: str = "truloop:") -> None:
-        """`client`: the deployment's Redis client (toolsets/infra/redis_client.py), or a URL to open one on."""
-        from toolsets.infra.redis_client import redis_of
-
-        self._redis = redis_of(client)
-        self._prefix = prefix
-
-    def _task(self, task_id: str) -> str:
-        return f"{self._prefix}task:{task_id}"
-
-    def _user(self, owner: str) -> str:
-        return f"{self._prefix}user-tasks:{owner}"
-
-    async def create(self, record: TaskRecord) -> TaskRecord:
-        record = _checked(record)
-        index = self._user(record.owner)
-        await self._redis.zremrangebyscore(index, "-inf", _now_ms() - 86_400_000 * 30)  # (ids long gone)
-        if await self._redis.zcard(index) >= MAX_TASKS_PER_USER and not await self._prune(record.owner):
-            raise TaskLimitError(record.owner)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(self._task(record.task_id), record.model_dump_json(), px=record.ttl_ms)
-            pipe.zadd(index, {record.task_id: record.created_ms})
-            pipe.pexpire(index, max(record.ttl_ms, 1000))
-            await pipe.execute()
-        return record
-
-    async def _prune(self, owner: str) -> bool:
-        """Drop the ids whose records expired; whether the user is under the limit now."""
-        index = self._user(owner)
-        ids = await self._redis.zrange(index, 0, -1)
-        gone = [task_id for task_id in ids if not await self._redis.exists(self._task(_text(task_id)))]
-        if gone:
-            await self._redis.zrem(index, *gone)
-        return len(ids) - len(gone) < MAX_TASKS_PER_USER
-
-    async def get(self, owner: str, task_id: str) -> TaskRecord | None:
-        raw = await self._redis.get(self._task(task_id))
-        if raw is None:
-            return None
-        record = TaskRecord.model_validate_json(raw)
-        return record if record.owner == owner else None
-
-    async def change(self, owner: str, task_id: str, change: Change) -> TaskRecord | None:
-        key = self._task(task_id)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            for _ in range(50):  # optimistic: another replica changing it meanwhile makes us read it again
-                try:
-                    await pipe.watch(key)
-                    raw = await pipe.get(key)
-                    if raw is None:
-                        return None
-                    record = TaskRecord.model_validate_json(raw)
-                    if record.owner != owner:
-                        return None
-                    if record.terminal:
-                        return record
-                    changed = change(record)
-                    if changed is None:
-                        return record
-                    changed = _checked(changed.model_copy(update={"updated_ms": _now_ms()}))
-                    pipe.multi()
-                    pipe.set(key, changed.model_dump_json(), keepttl=True)
-                    await pipe.execute()
-                    return changed
-                except _watch_error():
-                    continue
-                finally:
-                    await pipe.reset()
-        raise RuntimeError(f"task {task_id} kept changing under us")
-
-    async def list(self, owner: str, cursor: str | None, limit: int) -> tuple[list[TaskRecord], str | None]:
-        ids = [_text(task_id) for task_id in await self._redis.zrange(self._user(owner), 0, -1)]
-        records = []
-        for task_id in ids:
-            record = await self.get(owner, task_id)
+    async def list(self, owner: str, cursor: str | None, limit: int) -> tuple[list[TaskSummary], str | None]:
+        start = cursor_start(cursor)
+        ids = list(self._owned.get(owner, {}))
+        page = []
+        for task_id in ids[start : start + limit]:
+            record = self._live(owner, task_id)
             if record is not None:
-                records.append(record)
-        return _page(records, cursor, limit)
+                page.append(record.summary(self._tasks[task_id][1]))
+        return page, next_cursor(start, limit, len(ids))
 
 
-def _page(records: list[TaskRecord], cursor: str | None, limit: int) -> tuple[list[TaskRecord], str | None]:
-    start = 0
-    if cursor:
-        try:
-            start = max(0, int(json.loads(cursor)))
-        except (ValueError, TypeError):
-            raise ValueError("Invalid cursor; start again without one.") from None
-    page = records[start : start + limit]
-    more = start + limit < len(records)
-    return page, (json.dumps(start + limit) if more else None)
+def cursor_start(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        start = json.loads(cursor)
+    except ValueError:
+        start = None
+    if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+        raise ValueError("Invalid cursor; start again without one.")
+    return start
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+def next_cursor(start: int, limit: int, total: int) -> str | None:
+    return json.dumps(start + limit) if start + limit < total else None
 
 
-def _watch_error() -> type[Exception]:
-    from redis.exceptions import WatchError
-
-    return WatchError
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "MAX_TASKS_PER_USER",
+    "MAX_USER_BYTES",
+    "ClientFlags",
+    "InMemoryTaskStore",
+    "TaskBudgetError",
+    "TaskLimitError",
+    "TaskRecord",
+    "TaskRefused",
+    "TaskStore",
+    "TaskSummary",
+    "TaskTooLargeError",
+]

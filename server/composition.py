@@ -192,7 +192,8 @@ class Deployment:
     def tasks(self) -> TaskEngine:
         """MCP tasks (server/tasks/): kept in Redis when configured, so any replica reads and finishes them and they
         outlive a restart; in memory otherwise."""
-        from bridge.task_store import InMemoryTaskStore, RedisTaskStore, TaskStore
+        from bridge.task_store import InMemoryTaskStore, TaskStore
+        from bridge.task_store_redis import RedisTaskStore
         from server.tasks.engine import TaskEngine
 
         settings = self.settings

@@ -9,21 +9,27 @@ it arrives at, from the record alone (server/tasks/ports.py):
 - the client's answers on 2026-07-28 (`tasks/update`): written to the record, and the call runs again;
 - on a 2025-11-25 session that is still open, questions go out on it and the run waits, as in any call.
 
-Only runs that compute (a long plugin call) hold this replica: if it stops before they end, their tasks fail and say
-so. A task waiting on a device or a person holds nothing here, so it survives any replica's restart.
+A run holds a lease on its record: the engine's own id and an expiry, renewed while the run goes on
+(`LEASE_SECONDS`, renewed every third of it). A run starts only by taking the lease: the engine that makes the task,
+or moves it from `input_required` to `working` on the client's answers, writes its lease in that same change, and a
+device's answer starts a run only on a record that no run holds. A lease that expired (its replica died, or lost the
+store) fails the task as interrupted, on whichever replica reads it first, and that run is never started again: a
+destructive call runs at most once. A task waiting on a device or a person holds no lease, so it survives any
+replica's restart.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from bridge.task_store import TaskLimitError, TaskRecord, TaskStore
+from bridge.task_store import ClientFlags, TaskLimitError, TaskRecord, TaskStore, TaskSummary, now_ms
 from toolsets.core.context import Caller, RequestInfo
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolResult
 from toolsets.core.errors import CallCancelled, ErrorCode
@@ -41,6 +47,11 @@ logger = logging.getLogger("truloop.tasks")
 
 RUN_AFTER_ANSWER_SECONDS = 10.0  # how long a device's answer (or a tasks/get) waits for the run it starts
 MAX_LIVE = 10_000  # tasks whose open 2025-11-25 session this replica remembers (the oldest is forgotten past it)
+LEASE_SECONDS = 15.0  # a run's lease on its record; renewed every third of it, so a dead replica's shows in <= 15 s
+INTERRUPTED = (
+    "The run of this task was interrupted (the server running it stopped, or lost the task store) and will not be "
+    "started again: check what the call did before you make it again."
+)
 
 
 @dataclass(slots=True)
@@ -59,7 +70,7 @@ class TaskStart:
     tool: str
     arguments: dict[str, Any]
     modern: bool
-    client_capabilities: dict[str, Any]
+    client: ClientFlags
     ttl_ms: int
     poll_interval_ms: int
     request: RequestInfo
@@ -76,8 +87,11 @@ class TaskEngine:
         *,
         deferred_timeout: float,
         stdio: bool,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> None:
         self.store = store
+        self.replica = secrets.token_hex(8)  # this engine, in the leases it writes
+        self._lease_ms = int(lease_seconds * 1000)
         self._door = door
         self._bridge = bridge
         self._timeout = deferred_timeout
@@ -120,14 +134,21 @@ class TaskEngine:
             claims=dict(caller.claims),
             arguments=start.arguments,
             modern=start.modern,
-            client_capabilities=start.client_capabilities,
+            client=start.client,
             answers=start.answers,
+            **self._lease(handoff := self._token()),
         )
         record = await self.store.create(record)
         if not start.modern:
             self._remember(record.task_id, start.live)
-        self._tg.start_soon(self._run_logged, record.owner, record.task_id, start.request)
+        self._tg.start_soon(self._run_logged, record.owner, record.task_id, start.request, handoff)
         return record
+
+    def _token(self) -> str:
+        return f"{self.replica}/{secrets.token_hex(6)}"
+
+    def _lease(self, token: str) -> dict[str, Any]:
+        return {"lease_owner": token, "lease_expires_ms": now_ms() + self._lease_ms}
 
     async def get(self, owner: str, profile: str, task_id: str) -> TaskRecord | None:
         """`owner`'s task in `profile` (None: none such, expired, or someone else's). A device's answer that no run has
@@ -141,11 +162,13 @@ class TaskEngine:
 
     async def _mine(self, owner: str, profile: str, task_id: str) -> TaskRecord | None:
         record = await self.store.get(owner, task_id)
+        if record is not None and _lapsed(record):
+            record = await self.store.change(owner, task_id, lambda current: _interrupt(current, None))
         return record if record is not None and record.profile == profile else None
 
-    async def list(self, owner: str, profile: str, cursor: str | None, limit: int) -> tuple[list[TaskRecord], Any]:
-        records, next_cursor = await self.store.list(owner, cursor, limit)
-        return [r for r in records if r.profile == profile], next_cursor
+    async def list(self, owner: str, profile: str, cursor: str | None, limit: int) -> tuple[list[TaskSummary], Any]:
+        summaries, next_cursor = await self.store.list(owner, cursor, limit)
+        return [s for s in summaries if s.profile == profile], next_cursor
 
     async def wait(self, owner: str, profile: str, task_id: str) -> TaskRecord | None:
         """The task once it is finished (None: no such task, or it expired meanwhile)."""
@@ -167,22 +190,30 @@ class TaskEngine:
         not asked are ignored). None: no such task."""
         if await self._mine(owner, profile, task_id) is None:
             return None
+        handoff = self._token()
+        started = False
 
         def answered(record: TaskRecord) -> TaskRecord | None:
+            nonlocal started
+            started = False
             asked = record.input_requests or {}
             given = {key: value for key, value in responses.items() if key in asked and isinstance(value, dict)}
-            if record.status != "input_required" or not given:
+            if record.status != "input_required" or not given or record.lease_owner is not None:
                 return None
             left = {key: request for key, request in asked.items() if key not in given}
             answers = {**record.answers, **given}
             if left:  # the call runs again once every question has its answer
                 return record.model_copy(update={"answers": answers, "input_requests": left})
-            return record.model_copy(update={"answers": answers, "status": "working", "input_requests": None})
+            started = True  # (the run's lease is written with the change that starts it: one run, on this replica)
+            update = {"answers": answers, "status": "working", "input_requests": None, **self._lease(handoff)}
+            return record.model_copy(update=update)
 
+        if self._tg is None:
+            raise RuntimeError("the task engine is not running")
         record = await self.store.change(owner, task_id, answered)
-        if record is not None and record.status == "working" and self._tg is not None:
+        if record is not None and started:
             self._changed_here(record)
-            self._tg.start_soon(self._run_logged, owner, task_id, None)
+            self._tg.start_soon(self._run_logged, owner, task_id, None, handoff)
         return record
 
     async def cancel(self, owner: str, profile: str, task_id: str) -> tuple[TaskRecord | None, bool]:
@@ -235,36 +266,78 @@ class TaskEngine:
 
     # -- runs --------------------------------------------------------------------------------------------------
 
-    async def _run_logged(self, owner: str, task_id: str, request: RequestInfo | None) -> None:
+    async def _run_logged(
+        self, owner: str, task_id: str, request: RequestInfo | None, handoff: str | None = None
+    ) -> None:
         try:
-            await self._run(owner, task_id, request)
+            await self._run(owner, task_id, request, handoff)
         except Exception:
             logger.exception("task %s: a run failed", task_id)
 
-    async def _run(self, owner: str, task_id: str, request: RequestInfo | None) -> None:
+    async def _run(self, owner: str, task_id: str, request: RequestInfo | None, handoff: str | None = None) -> None:
+        """Run the task's call if this takes its lease: the one `handoff` names (written when the run was decided), or
+        none at all (a device's answer). Any other lease is another run's; an expired one fails the task."""
         lock = self._locks.setdefault(task_id, anyio.Lock())
         try:
             async with lock:
-                record = await self.store.get(owner, task_id)
-                if record is None or record.terminal or record.status == "input_required":
+                token = self._token()
+                record = await self.store.change(owner, task_id, lambda current: self._claim(current, handoff, token))
+                if record is None or record.lease_owner != token:
+                    if record is not None:
+                        self._changed_here(record)
                     return
-                if record.pending_call_id is not None and record.device_answer is None:
-                    return  # still waiting for the device
                 with anyio.CancelScope() as scope:
                     self._scopes[task_id] = scope
                     try:
-                        outcome = await self._call(record, request)
+                        async with anyio.create_task_group() as renewing:
+                            renewing.start_soon(self._renew, owner, task_id, token, scope)
+                            outcome = await self._call(record, request)
+                            renewing.cancel_scope.cancel()
                     except anyio.get_cancelled_exc_class():
                         if self._closing:
                             with anyio.CancelScope(shield=True):
-                                await self._interrupted(owner, task_id)
+                                await self._interrupted(owner, task_id, token)
                         raise
                     finally:
                         self._scopes.pop(task_id, None)
-                    await self._settle(owner, task_id, outcome)
+                    after = await self._apply(owner, task_id, settled(outcome), lease=token)
+                    if after is not None and _answered_unrun(after) and self._tg is not None:
+                        self._tg.start_soon(self._run_logged, owner, task_id, None)  # (answered while it parked)
         finally:
             if not lock.locked():
                 self._locks.pop(task_id, None)
+
+    def _claim(self, record: TaskRecord, handoff: str | None, token: str) -> TaskRecord | None:
+        if _lapsed(record):
+            return _interrupt(record, None)
+        if record.status != "working" or record.lease_owner != handoff:
+            return None  # waiting for the client, or another run's (or already run)
+        if record.pending_call_id is not None and record.device_answer is None:
+            return None  # still waiting for the device
+        return record.model_copy(update=self._lease(token))
+
+    async def _renew(self, owner: str, task_id: str, token: str, run: anyio.CancelScope) -> None:
+        """Keep the run's lease while it goes on; a run that lost it (the task was cancelled, or failed as interrupted
+        while this replica could not reach the store) is stopped."""
+
+        def renewed(record: TaskRecord) -> TaskRecord | None:
+            return record.model_copy(update=self._lease(token)) if record.lease_owner == token else None
+
+        held_until = anyio.current_time() + self._lease_ms / 1000
+        while True:
+            await anyio.sleep(self._lease_ms / 3000)
+            try:
+                record = await self.store.change(owner, task_id, renewed)
+            except Exception:
+                if anyio.current_time() < held_until:
+                    logger.warning("task %s: its lease could not be renewed; trying again", task_id)
+                    continue
+                logger.warning("task %s: its lease lapsed while the store was away; the run stops", task_id)
+                record = None
+            if record is None or record.lease_owner != token:
+                run.cancel()
+                return
+            held_until = anyio.current_time() + self._lease_ms / 1000
 
     async def _call(self, record: TaskRecord, request: RequestInfo | None) -> ToolResult:
         from server.tasks.ports import TaskPorts, TaskSession  # (the MCP SDK: not before a stdio server's first answer)
@@ -322,20 +395,27 @@ class TaskEngine:
         )
         await self._apply(record.owner, record.task_id, update)
 
-    async def _settle(self, owner: str, task_id: str, outcome: ToolResult) -> None:
-        await self._apply(owner, task_id, settled(outcome))
-
-    async def _interrupted(self, owner: str, task_id: str) -> None:
-        message = "The server running this task stopped before it finished; start the call again."
-        update = {"status": "failed", "status_message": message, "error": {"code": -32603, "message": message}}
+    async def _interrupted(self, owner: str, task_id: str, token: str) -> None:
         with contextlib.suppress(Exception):
-            await self._apply(owner, task_id, update)
+            record = await self.store.change(owner, task_id, lambda current: _interrupt(current, token))
+            if record is not None:
+                self._changed_here(record)
 
-    async def _apply(self, owner: str, task_id: str, update: dict[str, Any]) -> None:
-        """Change an unfinished task's record by `update`, and tell who waits on it here."""
-        record = await self.store.change(owner, task_id, lambda current: current.model_copy(update=update))
+    async def _apply(
+        self, owner: str, task_id: str, update: dict[str, Any], *, lease: str | None = None
+    ) -> TaskRecord | None:
+        """Change an unfinished task's record by `update` (with `lease`: only while the run holding it does), and tell
+        who waits on it here."""
+
+        def applied(current: TaskRecord) -> TaskRecord | None:
+            if lease is not None and current.lease_owner != lease:
+                return None
+            return current.model_copy(update=update)
+
+        record = await self.store.change(owner, task_id, applied)
         if record is not None:
             self._changed_here(record)
+        return record
 
     def _remember(self, task_id: str, live: Live) -> None:
         if len(self._live) >= MAX_LIVE:
@@ -365,7 +445,34 @@ async def _notify_status(connection: Any, record: TaskRecord) -> None:
 
 
 def _answered_unrun(record: TaskRecord) -> bool:
-    return not record.terminal and record.device_answer is not None and record.status == "working"
+    return (
+        not record.terminal
+        and record.device_answer is not None
+        and record.status == "working"
+        and record.lease_owner is None
+    )
+
+
+def _lapsed(record: TaskRecord) -> bool:
+    """Whether the run holding the task's lease has stopped renewing it."""
+    expires = record.lease_expires_ms
+    return not record.terminal and record.lease_owner is not None and expires is not None and expires <= now_ms()
+
+
+def _interrupt(record: TaskRecord, token: str | None) -> TaskRecord | None:
+    """The task failed as interrupted: its run's lease lapsed (`token` None), or the run holding `token` stopped."""
+    holds = record.lease_owner == token if token is not None else _lapsed(record)
+    if not holds:
+        return None
+    update = {
+        "status": "failed",
+        "status_message": INTERRUPTED,
+        "error": {"code": -32603, "message": INTERRUPTED},
+        "input_requests": None,
+        "lease_owner": None,
+        "lease_expires_ms": None,
+    }
+    return record.model_copy(update=update)
 
 
 def settled(outcome: ToolResult) -> dict[str, Any]:
@@ -377,7 +484,7 @@ def settled(outcome: ToolResult) -> dict[str, Any]:
     if isinstance(outcome, ToolInputRequired):
         payload = outcome.payload
         if isinstance(payload, Parked):
-            return {"status": "working"}
+            return {"status": "working", **RELEASED}
         asked = questions_of(payload)
         if asked is not None:
             questions, answers = asked
@@ -386,15 +493,20 @@ def settled(outcome: ToolResult) -> dict[str, Any]:
                 "status_message": "Waiting for the client's answer.",
                 "input_requests": questions,
                 "answers": answers,
+                **RELEASED,
             }
         message = "The call needed a round trip with the client that a task cannot make."
-        return {"status": "failed", "status_message": message, "error": {"code": -32603, "message": message}}
+        error = {"code": -32603, "message": message}
+        return {"status": "failed", "status_message": message, "error": error, **RELEASED}
     if isinstance(outcome, ToolErr) and outcome.code is ErrorCode.CLIENT_CAPABILITY:
         from server.plugin_requests import json_rpc_error
 
         error = json_rpc_error(outcome).error.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return {"status": "failed", "status_message": outcome.reason, "error": error}
-    return {"status": "completed", "status_message": None, "result": call_result(outcome)}
+        return {"status": "failed", "status_message": outcome.reason, "error": error, **RELEASED}
+    return {"status": "completed", "status_message": None, "result": call_result(outcome), **RELEASED}
+
+
+RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_ms": None}  # (a run that ends gives its lease back)
 
 
 __all__ = ["Live", "TaskEngine", "TaskLimitError", "TaskStart", "settled"]

@@ -13,6 +13,10 @@ tool that runs only as a task: -32021 with the extension in `requiredCapabilitie
 | `tasks/result` | -32601 | waits until the task ends: the call's result, with the related-task `_meta` |
 | `tasks/list` | -32601 | the caller's tasks, in pages |
 
+A task keeps the arguments as the tool's input model validated them, unknown keys dropped (arguments the tool refuses
+get the call's own validation refusal, and no task); a task too large to keep (64 KiB) is -32602, one past the
+caller's bounds (unfinished tasks, 16 MiB of records) -32600, each saying so and nothing kept (bridge/task_store.py).
+
 A task is its maker's: another caller's id, an unknown one and an expired one are all -32602. On 2026-07-28 a
 `tasks/*` request from a client that did not declare the extension is -32021, and its `Mcp-Name` header, when sent,
 must be the task id (-32020).
@@ -27,13 +31,14 @@ import mcp.types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from bridge.pending import CALL_TTL_SECONDS
-from bridge.task_store import TaskLimitError
+from bridge.task_store import TaskRefused, TaskTooLargeError
 from server.call_ports import TaskStartNow
 from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
+from server.tasks.client_flags import flags_of
 from server.tasks.engine import Live, TaskStart
 from server.tasks.wire import (
     EXTENSION,
@@ -50,6 +55,7 @@ if TYPE_CHECKING:
     from bridge.task_store import TaskRecord
     from server.mcp_server import TruloopMCP
     from server.tasks.engine import TaskEngine
+    from toolsets.core.tool import Tool
 
 logger = logging.getLogger("truloop.tasks")
 
@@ -110,12 +116,15 @@ class TaskFront:
             if modern:  # the server decides: this one answers at once
                 return await call_next(ctx)
             raise MCPError(code=METHOD_NOT_FOUND, message=f"{name} does not run as a task; call it without `task`.")
+        kept = _kept_arguments(tool, arguments)
+        if kept is None:  # refused as any call with these arguments is (the dispatcher says why); no task is made
+            return await call_next(ctx)
         if modern and tool.task_starts_in_run:  # it runs while the client waits until it says where the task starts
             try:
                 return await call_next(ctx)
             except TaskStartNow as now:
-                return await self._start(ctx, name, arguments, modern, params, now.answers)
-        return await self._start(ctx, name, arguments, modern, params)
+                return await self._start(ctx, name, kept, modern, params, now.answers)
+        return await self._start(ctx, name, kept, modern, params)
 
     async def _start(
         self,
@@ -128,27 +137,20 @@ class TaskFront:
     ) -> dict[str, Any]:
         server = self._server
         caller, profile = server.surface.resolve()
-        caps = ctx.session.client_capabilities
         start = TaskStart(
             caller=caller,
             profile=profile,
             tool=name,
             arguments=arguments,
             modern=modern,
-            client_capabilities=caps.model_dump(mode="json", by_alias=True, exclude_none=True) if caps else {},
+            client=flags_of(ctx.session.client_capabilities),
             ttl_ms=MAX_TTL_MS if modern else _ttl(params.get("task")),
             poll_interval_ms=POLL_INTERVAL_MS,
             request=server.request_info(ctx, profile),
             live=Live() if modern else Live(connection_of(ctx.session), server.conversation_of(ctx.session)),
             answers=answers or {},
         )
-        try:
-            record = await self._stored(self._engine.start(start))
-        except TaskLimitError:
-            raise MCPError(
-                code=types.INVALID_REQUEST,
-                message="Too many unfinished tasks: wait for some to finish, or cancel them, and try again.",
-            ) from None
+        record = await self._stored(self._engine.start(start))
         answer = created(record, modern=modern)
         if modern:  # (a middleware's own answer gets no envelope from the SDK)
             from mcp_types import SERVER_INFO_META_KEY
@@ -247,13 +249,27 @@ class TaskFront:
     async def _stored(pending: Any) -> Any:
         try:
             return await pending
-        except (MCPError, ValueError, TaskLimitError):
+        except TaskRefused as refused:
+            code = types.INVALID_PARAMS if isinstance(refused, TaskTooLargeError) else types.INVALID_REQUEST
+            raise MCPError(code=code, message=refused.message) from None
+        except (MCPError, ValueError):
             raise
         except Exception as exc:
             logger.warning("the task store could not be reached (%s)", type(exc).__name__)
             raise MCPError(
                 code=types.INTERNAL_ERROR, message="The task store is unavailable; try again shortly."
             ) from None
+
+
+def _kept_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments a task keeps: as sent, less the keys the tool's input model does not know (None: the tool refuses
+    them; the call path then refuses them as it would any call's)."""
+    from toolsets.core.dispatch import validate
+
+    if not isinstance(validate(tool, arguments), BaseModel):
+        return None
+    unknown = set(tool.unknown_keys(arguments))
+    return {key: value for key, value in arguments.items() if key not in unknown}
 
 
 def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:

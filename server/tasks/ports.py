@@ -124,15 +124,18 @@ class TaskPorts(CallPorts):
     def asker(self) -> Any:
         if self._asker is None:
             from bridge.elicitation import McpAsker
+            from server.tasks.client_flags import capabilities_of
 
             record = self._record
-            caps = types.ClientCapabilities.model_validate(record.client_capabilities)
+            caps = types.ClientCapabilities.model_validate(capabilities_of(record.client))
             context = TaskAskContext(client_capabilities=caps, session=self._session)
             self._asker = McpAsker(context, modern=record.modern, answers=record.answers)
         return self._asker
 
     def capabilities(self) -> dict[str, Any]:
-        return dict(self._record.client_capabilities)
+        from server.tasks.client_flags import capabilities_of
+
+        return capabilities_of(self._record.client)
 
     async def start_task(self) -> None:
         return None  # (already one)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from bridge.task_store import TaskRecord
+from bridge.task_store import TaskRecord, TaskSummary
 from server.wire_forms import HANDSHAKE_CAPABILITIES
 
 EXTENSION = "io.modelcontextprotocol/tasks"
@@ -30,14 +30,15 @@ def iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _legacy_status(record: TaskRecord) -> str:
-    if record.status == "completed" and (record.result or {}).get("isError") is True:
+def _legacy_status(record: TaskSummary) -> str:
+    if record.tool_error:
         return "failed"  # 2025-11-25: a tool's error fails its task
     return record.status
 
 
-def task_fields(record: TaskRecord, *, modern: bool) -> dict[str, Any]:
+def task_fields(task_or_summary: TaskRecord | TaskSummary, *, modern: bool) -> dict[str, Any]:
     """The task itself (no outcome): what every era's answers share."""
+    record = task_or_summary.summary() if isinstance(task_or_summary, TaskRecord) else task_or_summary
     task: dict[str, Any] = {
         "taskId": record.task_id,
         "status": record.status if modern else _legacy_status(record),

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.task_store import TaskRecord
+from bridge.task_store import ClientFlags, TaskRecord
 from server.composition import Deployment
 from server.tasks.engine import TaskEngine, TaskStart
 from server.tasks.wire import created, detailed, outcome, task_fields
@@ -35,7 +35,7 @@ def start(tool: str, arguments: dict[str, Any], caller: Caller = ALICE) -> TaskS
         tool=tool,
         arguments=arguments,
         modern=True,
-        client_capabilities={"elicitation": {}},
+        client=ClientFlags(elicit_form=True),
         ttl_ms=60_000,
         poll_interval_ms=100,
         request=RequestInfo(transport="test"),

@@ -41,6 +41,11 @@ async def dispatch(toolset: AbstractToolset, name: str, raw_args: Any, ctx: Tool
     return await settle(name, toolset.call_tool(ToolCall(tool, arguments, ctx)))
 
 
+def validate(tool: Tool, raw_args: Any) -> BaseModel | ToolErr:
+    """The call's arguments as `tool` takes them, or the refusal a call with them gets (before anything runs)."""
+    return _validate(tool, raw_args)
+
+
 def _validate(tool: Tool, raw_args: Any) -> BaseModel | ToolErr:
     if raw_args is None:
         raw_args = {}

@@ -55,17 +55,23 @@ def schedule_uri(schedule_id: str) -> str:
 
 
 def shown(schedule: Schedule) -> ScheduledRun:
-    next_local = None
-    if schedule.next_run_at is not None:
-        from zoneinfo import ZoneInfo
-
-        moment = dt.datetime.fromisoformat(schedule.next_run_at)
-        next_local = moment.astimezone(ZoneInfo(schedule.timezone)).isoformat()
     return ScheduledRun(
-        id=schedule.id, tool=schedule.tool, when=schedule.when, next_run_at=next_local, status=schedule.status,
+        id=schedule.id, tool=schedule.tool, when=schedule.when, next_run_at=_local(schedule), status=schedule.status,
         reason=schedule.reason, runs=schedule.runs, failures=schedule.failures, last_run_at=schedule.last_run_at,
         resource=schedule_uri(schedule.id),
     )  # fmt: skip
+
+
+def _local(schedule: Schedule) -> str | None:
+    """The next run in the owner's time zone; as stored when a damaged row cannot say (it is paused, and shown)."""
+    from zoneinfo import ZoneInfo
+
+    if schedule.next_run_at is None:
+        return None
+    try:
+        return dt.datetime.fromisoformat(schedule.next_run_at).astimezone(ZoneInfo(schedule.timezone)).isoformat()
+    except (ValueError, KeyError):  # ZoneInfoNotFoundError is a KeyError
+        return schedule.next_run_at
 
 
 def _engine(ctx: ToolContext[Services]) -> SchedulerPort:

@@ -76,6 +76,8 @@ def next_tick(when: When, after: dt.datetime) -> dt.datetime | None:
     `MAX_AHEAD` past `after`, or past what the calendar holds."""
     from cronsim import CronSimError
 
+    if when.every is not None and when.every > MAX_AHEAD:  # an interval stored by an older version
+        raise WhenError(f"`when` {when.text!r} is longer than {MAX_AHEAD.days} days, the longest interval there is.")
     try:
         upcoming = when.next_after(after)
     except (CronSimError, OverflowError, ValueError, StopIteration) as exc:

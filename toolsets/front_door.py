@@ -73,6 +73,10 @@ class FrontDoor:
     def toolset(self, profile: str) -> AbstractToolset:
         return self.profiles.profile(profile)
 
+    def gate_refusing_alone(self, name: str) -> str | None:
+        """The gate that refuses a call of `name` made in a conversation with no call before it, in words."""
+        return self.exposure.gates.refusing_alone(name)
+
     def conversation(self, key: str) -> Conversation:
         """The conversation named `key` (a front that has no session of its own names it, e.g. by caller)."""
         return self.conversations.get(key)

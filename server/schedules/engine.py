@@ -88,16 +88,12 @@ class ScheduleEngine:
 
     # -- SchedulerPort ----------------------------------------------------------------------------------------
 
-    async def start(self, schedule: Schedule) -> str | None:
-        from server.schedules.ticks import first_tick
-
-        first = first_tick(schedule, dt.datetime.now(dt.UTC))
-        planned = first.isoformat(timespec="milliseconds") if first is not None else None
-        await self._store().planned(schedule.id, planned)
-        if first is not None and self._group is not None:  # not serving: the next server to start queues it
+    async def start(self, schedule: Schedule) -> None:
+        planned = schedule.next_run_at
+        if planned is not None and self._group is not None:  # not serving: the next server to start queues it
             docket = await self._running()
+            first = dt.datetime.fromisoformat(planned)
             await docket.add(TASK, when=first, key=key_of(schedule.id))(schedule.id, planned)
-        return planned
 
     async def stop(self, schedule_id: str) -> None:
         if self._docket is not None:
@@ -188,16 +184,43 @@ class ScheduleEngine:
                     self._docket = None
 
     async def _restore(self, docket: Any) -> None:
-        """Queue the next tick of every active schedule (a no-op for those already queued)."""
-        from server.schedules.ticks import first_tick
-
+        """Queue the next tick of every active schedule (a no-op for those already queued). One that cannot be
+        planned is paused with its reason; it never keeps the others from being queued."""
         now = dt.datetime.now(dt.UTC)
         for schedule in await self._store().listed(None):
             if schedule.status != "active":
                 continue
-            planned = schedule.next_run_at
-            when = dt.datetime.fromisoformat(planned) if planned else first_tick(schedule, now)
-            if when is None:
-                continue
-            iso = when.isoformat(timespec="milliseconds")
+            try:
+                await self._put_back(docket, schedule, now)
+            except Exception:  # the next replica to start puts this one back; the others are queued now
+                logger.warning("schedule %s: its next tick could not be queued", schedule.id, exc_info=True)
+
+    async def _put_back(self, docket: Any, schedule: Schedule, now: dt.datetime) -> None:
+        from toolsets.scheduling.when import WhenError
+
+        try:
+            when = _restored_tick(schedule, now)
+        except WhenError as exc:
+            await self.runner.pause(schedule, f"its next run cannot be planned: {exc}")
+            return
+        if when is not None:
+            iso = when.astimezone(dt.UTC).isoformat(timespec="milliseconds")
             await docket.add(TASK, when=max(when, now), key=key_of(schedule.id))(schedule.id, iso)
+
+
+def _restored_tick(schedule: Schedule, now: dt.datetime) -> dt.datetime | None:
+    """Where a schedule stands: its recorded next tick, else its first from now; `WhenError` when its `when` cannot
+    be planned or its recorded tick cannot be read."""
+    from server.schedules.ticks import first_tick
+    from toolsets.scheduling.when import WhenError
+
+    first = first_tick(schedule, now)  # also for one with a recorded tick: what cannot be planned is told now
+    if schedule.next_run_at is None:
+        return first
+    try:
+        when = dt.datetime.fromisoformat(schedule.next_run_at)
+    except ValueError:
+        raise WhenError(f"its recorded next run {schedule.next_run_at!r} is not an ISO 8601 date-time") from None
+    if when.tzinfo is None:
+        raise WhenError(f"its recorded next run {schedule.next_run_at!r} has no UTC offset")
+    return when

@@ -2,10 +2,12 @@
 
 The run is the owner's own call on route `scheduled`: their profile, the gates, the audit log, the canary's rule
 for scheduled runs. Nobody can be asked during it: a destructive tool runs only when its owner said yes to every
-run when scheduling it, and deferred tools reach the owner's device through the bridge or fail. A run whose error
-says it may succeed later is tried again, at most `MAX_ATTEMPTS` times, `RETRY_SECONDS` apart, never past the
-next tick. A schedule whose tool is gone, whose file changed, or whose owner lost the profile is paused with the
-reason (never run with other rights).
+run when scheduling it, and deferred tools reach the owner's device through the bridge or fail. Each run is a
+conversation of its own (a gate that needs an earlier call in it refuses). A run whose error says the same call
+may succeed later is tried again, at most `MAX_ATTEMPTS` times, `RETRY_SECONDS` apart, never past the next tick (a
+`precondition` is not: nothing within the tick would meet it). A schedule whose tool is gone, whose file changed,
+whose owner lost the profile, whose destructive tool has no recorded yes, or whose next tick cannot be planned is
+paused with the reason (never run with other rights).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import anyio
 
 from toolsets.assistant.schedule_tools import schedule_uri, tool_ref
 from toolsets.core.context import Caller, ConfirmPolicy, RequestInfo
+from toolsets.core.conversation import ConversationState, MemoryConversation
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, text_and_structured
 from toolsets.infra.store.schedules import Schedule, ScheduleRun
-from toolsets.scheduling.when import stored_when
+from toolsets.scheduling.when import WhenError, stored_next_tick
 
 if TYPE_CHECKING:
     from toolsets.front_door import FrontDoor
@@ -53,11 +56,14 @@ class TickRunner:
         schedule = await store.get(schedule_id)
         if schedule is None or schedule.status != "active":
             return None
-        planned = dt.datetime.fromisoformat(planned_at)
-        upcoming = _next(schedule, planned)
+        try:
+            upcoming = _next(schedule, dt.datetime.fromisoformat(planned_at))
+        except WhenError as exc:
+            await self.pause(schedule, f"its next run cannot be planned: {exc}")
+            return None
         problem = await self.problem(schedule)
         if problem is not None:
-            await self._pause(schedule, problem)
+            await self.pause(schedule, problem)
             return None
         now = dt.datetime.now(dt.UTC)
         run = ScheduleRun(schedule_id=schedule.id, planned_at=planned_at, started_at=_iso(now), replica=self.replica)
@@ -82,6 +88,8 @@ class TickRunner:
         ref = schedule.tool_ref
         if ref.get("kind") == "custom_file" and tool_ref(tool).get("file") != ref.get("file"):
             return f"{schedule.tool} is no longer served from {ref.get('file')}"
+        if tool.hints.destructive and not _said_yes(schedule):  # e.g. stored by a version that did not always ask
+            return f"{schedule.tool} is destructive and its owner's yes to every run is not on record; schedule it anew"
         return None
 
     async def _run(self, schedule: Schedule, run: ScheduleRun, upcoming: dt.datetime | None) -> None:
@@ -91,16 +99,16 @@ class TickRunner:
             claims={"sub": schedule.owner_id, "groups": schedule.owner_groups},
         )  # fmt: skip
         info = RequestInfo(request_id=f"{schedule.id}@{run.planned_at}", transport="scheduled")
-        policy = ConfirmPolicy.OFF if schedule.confirmed else ConfirmPolicy.STRICT
+        policy = ConfirmPolicy.OFF if _said_yes(schedule) else ConfirmPolicy.STRICT
         ctx = door.context_for(
             caller, schedule.profile, request=info, confirm_policy=policy, deferred=self._deferred(),
-            host_approves=False, unasked=UNASKED,
+            host_approves=False, unasked=UNASKED, conversation=MemoryConversation(ConversationState()),
         )  # fmt: skip
         attempt = 0
         while True:
             attempt += 1
             outcome = await door.call(ctx, schedule.tool, schedule.arguments)
-            retry = isinstance(outcome, ToolErr) and outcome.retryable and attempt < MAX_ATTEMPTS
+            retry = isinstance(outcome, ToolErr) and outcome.retry_later and attempt < MAX_ATTEMPTS
             deadline = upcoming is None or dt.datetime.now(dt.UTC) + dt.timedelta(seconds=RETRY_SECONDS) < upcoming
             if not (retry and deadline):
                 break
@@ -122,7 +130,7 @@ class TickRunner:
         said = f"Scheduled {schedule.tool} ({schedule.id}) of {local.isoformat(timespec='seconds')} {outcome_word}"
         await self._tell(schedule, f"{said}: {_short(text, 600)}")
 
-    async def _pause(self, schedule: Schedule, reason: str) -> None:
+    async def pause(self, schedule: Schedule, reason: str) -> None:
         await self.services.schedules.set_status(schedule.id, "paused", reason)
         logger.info("schedule %s paused: %s", schedule.id, reason)
         await self._tell(schedule, f"Scheduled {schedule.tool} ({schedule.id}) is paused: {reason}.")
@@ -141,20 +149,25 @@ class TickRunner:
             await services.resource_changes.schedule_changed(schedule.owner_id, schedule_uri(schedule.id))
 
 
+def _said_yes(schedule: Schedule) -> bool:
+    return schedule.confirmed and schedule.confirmed_at is not None
+
+
 def _next(schedule: Schedule, planned: dt.datetime) -> dt.datetime | None:
-    """The tick after `planned` that is still ahead (ticks missed while nothing ran are stepped over)."""
-    when = stored_when(schedule.kind, schedule.when, schedule.timezone)
+    """The tick after `planned` that is still ahead (ticks missed while nothing ran are stepped over); `WhenError`
+    when it cannot be planned."""
     now = dt.datetime.now(dt.UTC)
-    upcoming = when.next_after(planned)
+    upcoming = first_tick(schedule, planned)
     for _ in range(MAX_SKIPPED_TICKS):
         if upcoming is None or upcoming > now:
             return upcoming
-        upcoming = when.next_after(upcoming)
-    return when.next_after(now)
+        upcoming = first_tick(schedule, upcoming)
+    return first_tick(schedule, now)
 
 
-def first_tick(schedule: Schedule, now: dt.datetime) -> dt.datetime | None:
-    return stored_when(schedule.kind, schedule.when, schedule.timezone).next_after(now)
+def first_tick(schedule: Schedule, after: dt.datetime) -> dt.datetime | None:
+    """The stored schedule's firing after `after`; `WhenError` says why there is none it can plan."""
+    return stored_next_tick(schedule.kind, schedule.when, schedule.timezone, after)
 
 
 def _iso(moment: dt.datetime) -> str:

@@ -1,13 +1,23 @@
-"""`when` of a schedule: the three forms, read in the caller's time zone, held to the minimum interval."""
+"""`when` of a schedule: the three forms, read in the caller's time zone, held to the minimum interval and to
+`MAX_AHEAD`; a stored `when` that cannot be planned says why."""
 
 from __future__ import annotations
 
 import datetime as dt
 import time
+from typing import Any
 
 import pytest
 
-from toolsets.scheduling.when import MAX_WHEN_CHARS, WhenError, parse_when, stored_when
+from toolsets.scheduling.when import (
+    MAX_AHEAD,
+    MAX_WHEN_CHARS,
+    WhenError,
+    next_tick,
+    parse_when,
+    stored_next_tick,
+    stored_when,
+)
 
 NOW = dt.datetime(2026, 11, 27, 0, 30, tzinfo=dt.UTC)  # Friday 09:30 in Seoul
 
@@ -59,6 +69,38 @@ def test_refusals_say_what_would_do(text: str, said: str) -> None:
     minimum = 900 if text.startswith("*/10") else 60
     with pytest.raises(WhenError, match=said):
         parse_when(text, "Asia/Seoul", minimum, NOW)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("P3000000D", "at most 366 days"),
+        ("P367D", "at most 366 days"),
+        ("9999-12-31T23:59:59-12:00", "calendar"),
+    ],
+)
+def test_nothing_is_planned_further_ahead_than_366_days(text: str, said: str) -> None:
+    with pytest.raises(WhenError, match=said):
+        parse_when(text, "UTC", 60, NOW)
+    assert next_tick(parse_when("P366D", "UTC", 60, NOW), NOW) == NOW + MAX_AHEAD
+    far = parse_when("2028-01-01T00:00", "UTC", 60, NOW)  # a valid date-time, but its run is too far away
+    with pytest.raises(WhenError, match="more than 366 days away"):
+        next_tick(far, NOW)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "zone", "said"),
+    [
+        ("interval", "P3000000D", "UTC", "longer than 366 days"),  # stored by a version without the bound
+        ("interval", "soon", "UTC", "cannot be read"),
+        ("cron", "not a cron", "UTC", "no next run"),
+        ("interval", "PT1S", "Mars/Olympus_Mons", "cannot be read"),
+        ("once", "9999-12-31T23:59:59-12:00", "UTC", "cannot be read"),
+    ],
+)
+def test_a_stored_when_that_cannot_be_planned_says_why(kind: Any, text: str, zone: str, said: str) -> None:
+    with pytest.raises(WhenError, match=said):
+        stored_next_tick(kind, text, zone, NOW)
 
 
 def test_hostile_text_is_bounded() -> None:

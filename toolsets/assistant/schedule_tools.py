@@ -12,14 +12,14 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, ValidationError
 
 from toolsets.core.annotations import READ_ONLY, ToolHints
-from toolsets.core.context import ConfirmPolicy, ToolContext
+from toolsets.core.context import ToolContext
 from toolsets.core.errors import CallCancelled, ErrorCode, ToolError, ToolInputError
 from toolsets.core.tool import Tool
 from toolsets.core.toolset import Toolset
 from toolsets.infra.store.schedules import Schedule, ScheduleCapReachedError
-from toolsets.pipeline.approval import question_key, refusal
+from toolsets.pipeline.approval import person_refusal, question_key
 from toolsets.scheduling.port import SchedulerPort
-from toolsets.scheduling.when import WhenError, parse_when
+from toolsets.scheduling.when import When, WhenError, next_tick, parse_when
 from toolsets.services import Services
 
 schedule_toolset = Toolset("schedule")
@@ -55,17 +55,23 @@ def schedule_uri(schedule_id: str) -> str:
 
 
 def shown(schedule: Schedule) -> ScheduledRun:
-    next_local = None
-    if schedule.next_run_at is not None:
-        from zoneinfo import ZoneInfo
-
-        moment = dt.datetime.fromisoformat(schedule.next_run_at)
-        next_local = moment.astimezone(ZoneInfo(schedule.timezone)).isoformat()
     return ScheduledRun(
-        id=schedule.id, tool=schedule.tool, when=schedule.when, next_run_at=next_local, status=schedule.status,
+        id=schedule.id, tool=schedule.tool, when=schedule.when, next_run_at=_local(schedule), status=schedule.status,
         reason=schedule.reason, runs=schedule.runs, failures=schedule.failures, last_run_at=schedule.last_run_at,
         resource=schedule_uri(schedule.id),
     )  # fmt: skip
+
+
+def _local(schedule: Schedule) -> str | None:
+    """The next run in the owner's time zone; as stored when a damaged row cannot say (it is paused, and shown)."""
+    from zoneinfo import ZoneInfo
+
+    if schedule.next_run_at is None:
+        return None
+    try:
+        return dt.datetime.fromisoformat(schedule.next_run_at).astimezone(ZoneInfo(schedule.timezone)).isoformat()
+    except (ValueError, KeyError):  # ZoneInfoNotFoundError is a KeyError
+        return schedule.next_run_at
 
 
 def _engine(ctx: ToolContext[Services]) -> SchedulerPort:
@@ -99,7 +105,9 @@ def tool_ref(tool: Tool) -> dict[str, Any]:
     return {"kind": "builtin", "tool_name": tool.name}
 
 
-@schedule_toolset.tool(hints=ToolHints(), asks_user=True)  # a destructive tool's schedule asks the user
+# Scheduling a destructive tool is itself destructive (every run changes things, unasked), so hosts are told so; the
+# tool asks its own yes for those (`asks_user`), worded for every run, and is not asked a second time.
+@schedule_toolset.tool(hints=ToolHints(destructive=True), asks_user=True)
 async def schedule_tool_run(
     ctx: ToolContext[Services],
     tool: Annotated[str, Field(description="The tool each run calls, e.g. get_events", min_length=1, max_length=100)],
@@ -108,8 +116,8 @@ async def schedule_tool_run(
         Field(
             description=(
                 "When it runs, in the user's time zone: a cron expression ('0 8 * * 1-5' = weekdays at 8:00; six "
-                "fields put seconds first), an ISO 8601 interval ('PT30M', 'P1D') or one date-time "
-                "('2026-12-01T09:00')"
+                "fields put seconds first), an ISO 8601 interval ('PT30M', 'P1D'; at most P366D) or one date-time "
+                "('2026-12-01T09:00', within 366 days)"
             ),
             min_length=1,
             max_length=120,
@@ -120,8 +128,9 @@ async def schedule_tool_run(
     ],
 ) -> ScheduledRun:
     """Run a tool on a schedule for the user ("every weekday at 8, tell me today's events"; "remind me every
-    Monday"). Each run's result lands in the user's inbox (get_inbox). A destructive tool is scheduled only after
-    the user confirms every future run. Turn the user's words into `when` yourself."""
+    Monday"). Each run's result lands in the user's inbox (get_inbox). Destructive when the scheduled tool is: its
+    runs change things without asking again, so the user must confirm every future run (a client that cannot ask
+    them cannot schedule it). Turn the user's words into `when` yourself."""
     port = _engine(ctx)
     target = _target(ctx, tool)
     if len(json.dumps(arguments, ensure_ascii=False)) > MAX_ARGUMENTS_BYTES:
@@ -134,28 +143,26 @@ async def schedule_tool_run(
     now = dt.datetime.now(dt.UTC)
     try:
         parsed = parse_when(when, ctx.caller.timezone, port.min_interval, now)
+        first = next_tick(parsed, now)
     except WhenError as exc:
         raise ToolInputError(str(exc)) from None
-    values = checked.model_dump(mode="json", exclude_none=True)
-    if target.hints.destructive and ctx.confirm_policy is not ConfirmPolicy.OFF:
-        question = (
-            f"Allow {target.name}({', '.join(f'{k}={v!r}' for k, v in values.items())}) to run {parsed.describe()}, "
-            "every time without asking again? Each run cannot be undone."
+    gate = ctx.door.gate_refusing_alone(target.name) if ctx.door is not None else None
+    if gate is not None:
+        raise ToolError(
+            f"{target.name} cannot be scheduled: a scheduled run is a conversation of its own, with no call before "
+            f"it, so {gate} would refuse every run. Nothing was scheduled; call {target.name} yourself instead.",
+            code=ErrorCode.PRECONDITION,
+            retryable=False,
         )
-        answer = await refusal(ctx, target.name, values, question, "schedule/" + question_key(target.name, values))
-        if answer is not None:
-            raise CallCancelled(answer.reason.replace("nothing was changed", "nothing was scheduled"))
-        if ctx.confirmer is None:  # nobody was asked: a host's approval of this call is no yes to every future run
-            raise CallCancelled(
-                f"{target.name} is destructive: scheduling it needs the user's yes to every future run, and this "
-                "client cannot ask (no elicitation); nothing was scheduled."
-            )
-    confirmed = target.hints.destructive
+    values = checked.model_dump(mode="json", exclude_none=True)
+    confirmed_at = await _every_run_confirmed(ctx, target, values, parsed) if target.hints.destructive else None
     schedule = Schedule(
         id="sch_" + secrets.token_hex(8), owner_id=ctx.caller.user_id, owner_role=ctx.caller.role,
         owner_groups=[str(g) for g in ctx.caller.claims.get("groups", []) or []][:50], timezone=ctx.caller.timezone,
         profile=ctx.request.profile or ctx.caller.role, tool=target.name, tool_ref=tool_ref(target), arguments=values,
-        when=parsed.text, kind=parsed.kind, created_at=now.isoformat(timespec="seconds"), confirmed=confirmed,
+        when=parsed.text, kind=parsed.kind, created_at=now.isoformat(timespec="seconds"),
+        confirmed=confirmed_at is not None, confirmed_at=confirmed_at,
+        next_run_at=first.astimezone(dt.UTC).isoformat(timespec="milliseconds") if first is not None else None,
     )  # fmt: skip
     try:
         await ctx.deps.schedules.create(schedule, cap=port.max_per_user)
@@ -165,8 +172,21 @@ async def schedule_tool_run(
             "(list_schedules, cancel_schedule).",
             code=ErrorCode.RATE_LIMITED,
         ) from None
-    schedule.next_run_at = await port.start(schedule)
+    await port.start(schedule)
     return shown(schedule).model_copy(update={"when": parsed.describe()})
+
+
+async def _every_run_confirmed(ctx: ToolContext[Services], target: Tool, values: dict[str, Any], parsed: When) -> str:
+    """A person's yes to every future run of a destructive tool, whatever `--confirm` says (a run asks nobody), and
+    when they gave it; `CallCancelled` when they did not, or cannot be asked."""
+    question = (
+        f"Allow {target.name}({', '.join(f'{k}={v!r}' for k, v in values.items())}) to run {parsed.describe()}, "
+        "every time without asking again? Each run cannot be undone."
+    )
+    answer = await person_refusal(ctx, target.name, values, question, "schedule/" + question_key(target.name, values))
+    if answer is not None:
+        raise CallCancelled(answer.reason.replace("nothing was changed", "nothing was scheduled"))
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 @schedule_toolset.tool(hints=READ_ONLY)

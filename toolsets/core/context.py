@@ -153,6 +153,11 @@ class ToolDoor(Protocol):
 
     async def call(self, ctx: ToolContext[Any], name: str, arguments: Any) -> ToolResult: ...
 
+    def gate_refusing_alone(self, name: str) -> str | None:
+        """The gate that refuses a call of `name` made in a conversation with no call before it (a scheduled run's),
+        in words; None when no gate would."""
+        ...
+
 
 @dataclass(slots=True)
 class ToolContext(Generic[DepsT]):

@@ -31,6 +31,11 @@ class ToolErr:
     def structured(self) -> dict[str, Any]:
         return {"status": "error", "code": self.code.value, "reason": self.reason, "retryable": self.retryable}
 
+    @property
+    def retry_later(self) -> bool:
+        """Whether the very same call may succeed later: a precondition's text says what to call first instead."""
+        return self.retryable and self.code is not ErrorCode.PRECONDITION
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCancelled:
@@ -60,8 +65,6 @@ def text_and_structured(outcome: ToolOk | ToolErr | ToolCancelled) -> tuple[str,
         data = outcome.data.model_dump(mode="json")
         return json.dumps(data, ensure_ascii=False, separators=(",", ":")), data
     if isinstance(outcome, ToolErr):
-        # a precondition's own text says what to call first; retrying the same call before that cannot help
-        retry_later = outcome.retryable and outcome.code is not ErrorCode.PRECONDITION
-        text = outcome.reason + (" This may succeed if retried shortly." if retry_later else "")
+        text = outcome.reason + (" This may succeed if retried shortly." if outcome.retry_later else "")
         return text, outcome.structured()
     return f"Cancelled: {outcome.reason}", outcome.structured()

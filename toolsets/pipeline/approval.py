@@ -21,7 +21,9 @@ from toolsets.core.wrapper import WrapperToolset
 
 
 def is_destructive(tool: Tool) -> bool:
-    return tool.hints.destructive
+    """A destructive tool's call is confirmed here, unless the tool asks the user's yes itself (`asks_user`: asking
+    twice for one call would tell the user nothing more)."""
+    return tool.hints.destructive and not tool.asks_user
 
 
 class ApprovalRequiredToolset(WrapperToolset):
@@ -55,12 +57,8 @@ async def refusal(
     decision = Decision.UNAVAILABLE
     if ctx.confirmer is not None:
         decision = await ctx.confirmer.confirm(ConfirmRequest(name, shown, message, key))
-    if decision is Decision.ACCEPTED:
-        return None
-    if decision is Decision.DECLINED:
-        return ToolCancelled(f"The user declined {name}; nothing was changed. Do not retry unless the user asks.")
-    if decision is Decision.CANCELLED:
-        return ToolCancelled(f"The user dismissed the confirmation for {name}; nothing was changed.")
+    if decision is not Decision.UNAVAILABLE:
+        return _answered(name, decision)
     if ctx.confirm_policy is ConfirmPolicy.STRICT and ctx.unasked is not None:
         return ToolCancelled(f"{name} needs the user's confirmation, and {ctx.unasked}")
     if ctx.confirm_policy is ConfirmPolicy.STRICT:
@@ -75,6 +73,30 @@ async def refusal(
             "MCP host cannot show it and the client cannot be asked (no elicitation); nothing was changed."
         )
     return None  # auto: the host's own approval of destructiveHint tools stands in
+
+
+def _answered(name: str, decision: Decision) -> ToolCancelled | None:
+    if decision is Decision.ACCEPTED:
+        return None
+    if decision is Decision.DECLINED:
+        return ToolCancelled(f"The user declined {name}; nothing was changed. Do not retry unless the user asks.")
+    return ToolCancelled(f"The user dismissed the confirmation for {name}; nothing was changed.")
+
+
+async def person_refusal(
+    ctx: ToolContext[Any], name: str, shown: dict[str, Any], message: str, key: str
+) -> ToolCancelled | None:
+    """Ask a person (`message`) whether `name` may run with `shown`, whatever `--confirm` says: None only on their
+    yes. A client that cannot ask gets a cancellation that says so (neither the policy nor a host's approval of the
+    call that asks stands in for it)."""
+    if ctx.confirmer is not None:
+        decision = await ctx.confirmer.confirm(ConfirmRequest(name, shown, message, key))
+        if decision is not Decision.UNAVAILABLE:
+            return _answered(name, decision)
+    return ToolCancelled(
+        f"{name} needs a person's yes, and this client cannot ask for it (no elicitation); nothing was changed. "
+        "Use a client that supports elicitation."
+    )
 
 
 def _message(name: str, shown: Mapping[str, Any]) -> str:

@@ -18,8 +18,8 @@ class SchedulerPort(Protocol):
         """Active or paused schedules one user may have."""
         ...
 
-    async def start(self, schedule: Schedule) -> str | None:
-        """Hand a stored schedule to the engine; its first tick (ISO 8601 UTC), None when it has none."""
+    async def start(self, schedule: Schedule) -> None:
+        """Queue a stored schedule's first tick (`next_run_at`, planned before it was stored)."""
         ...
 
     async def stop(self, schedule_id: str) -> None:

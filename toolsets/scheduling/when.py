@@ -3,7 +3,9 @@
 time there, and cron fields are local time, daylight saving included).
 
 Every form is checked once, when the schedule is made, against the deployment's minimum interval: a cron
-expression by the gaps between its next firings, an interval by itself. Parsing is bounded (the text is at most
+expression by the gaps between its next firings, an interval by itself. No tick is ever planned more than
+`MAX_AHEAD` after the moment it follows (an interval is at most that long), at creation and at every tick alike, so a
+stored schedule never asks for an instant the calendar cannot hold. Parsing is bounded (the text is at most
 `MAX_WHEN_CHARS`; cron has no backtracking)."""
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from zoneinfo import ZoneInfo
 from pydantic import TypeAdapter, ValidationError
 
 MAX_WHEN_CHARS = 120
+MAX_AHEAD = dt.timedelta(days=366)  # the longest interval, and the furthest a next tick may be from the one before
 CRON_GAPS_CHECKED = 24  # firings whose gaps are compared with the minimum interval
 _DURATION = TypeAdapter(dt.timedelta)
 _ISO_DURATION = re.compile(r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$")
@@ -60,12 +63,44 @@ class When:
 
 
 def stored_when(kind: Kind, text: str, timezone: str) -> When:
-    """A schedule's `when` as stored (checked when it was made)."""
+    """A schedule's `when` as stored (checked when it was made, by this version or an older one)."""
     if kind == "interval":
         return When(kind, text, timezone, every=_DURATION.validate_python(text))
     if kind == "once":
         return When(kind, text, timezone, at=dt.datetime.fromisoformat(text).astimezone(dt.UTC))
     return When(kind, text, timezone)
+
+
+def next_tick(when: When, after: dt.datetime) -> dt.datetime | None:
+    """The firing after `after`, None when there is none; `WhenError` when it cannot be planned: further than
+    `MAX_AHEAD` past `after`, or past what the calendar holds."""
+    from cronsim import CronSimError
+
+    if when.every is not None and when.every > MAX_AHEAD:  # an interval stored by an older version
+        raise WhenError(f"`when` {when.text!r} is longer than {MAX_AHEAD.days} days, the longest interval there is.")
+    try:
+        upcoming = when.next_after(after)
+    except (CronSimError, OverflowError, ValueError, StopIteration) as exc:
+        raise WhenError(
+            f"`when` {when.text!r} has no next run this server can plan ({exc or type(exc).__name__})."
+        ) from None
+    if upcoming is not None and upcoming - after > MAX_AHEAD:
+        raise WhenError(
+            f"`when` {when.text!r}: its next run is more than {MAX_AHEAD.days} days away; runs must be "
+            f"at most {MAX_AHEAD.days} days apart (use P{MAX_AHEAD.days}D or less, or a nearer date)."
+        )
+    return upcoming
+
+
+def stored_next_tick(kind: Kind, text: str, timezone: str, after: dt.datetime) -> dt.datetime | None:
+    """`next_tick` of a stored schedule's `when`; `WhenError` says why it cannot be planned, whatever is wrong with
+    it (stored by an older version with other bounds, or damaged)."""
+    try:
+        ZoneInfo(timezone)
+        when = stored_when(kind, text, timezone)
+    except (ValueError, KeyError, OverflowError) as exc:  # ZoneInfoNotFoundError is a KeyError
+        raise WhenError(f"`when` {text!r} ({kind}, in {timezone!r}) cannot be read: {exc}.") from None
+    return next_tick(when, after)
 
 
 def parse_when(text: str, timezone: str, min_interval: float, now: dt.datetime) -> When:
@@ -88,6 +123,10 @@ def parse_when(text: str, timezone: str, min_interval: float, now: dt.datetime) 
         ) from None
     if at.tzinfo is None:
         at = at.replace(tzinfo=zone)
+    try:
+        at.astimezone(dt.UTC)
+    except OverflowError:
+        raise WhenError(f"`when` {text!r} is past what the calendar holds; give a nearer date-time.") from None
     if at <= now:
         raise WhenError(f"`when` {text!r} is in the past ({timezone} time); give a future date-time.")
     return When("once", at.isoformat(), timezone, at=at.astimezone(dt.UTC))
@@ -102,6 +141,11 @@ def _interval(text: str, timezone: str, min_interval: float) -> When:
         raise WhenError(f"`when` {text!r} is not an ISO 8601 interval such as PT5M or P1D.") from None
     if every.total_seconds() < min_interval:
         raise WhenError(_too_often(text, min_interval))
+    if every > MAX_AHEAD:
+        raise WhenError(
+            f"`when` {text!r} is longer than this server plans ahead: at most {MAX_AHEAD.days} days "
+            f"(P{MAX_AHEAD.days}D); for rarer runs use a cron expression or one date-time."
+        )
     return When("interval", text, timezone, every=every)
 
 

@@ -92,6 +92,23 @@ class GateSet:
     def __bool__(self) -> bool:
         return bool(self.gates)
 
+    def refusing_alone(self, tool: str) -> str | None:
+        """The gate that refuses `tool` in a conversation where nothing ran before it (a scheduled run's), in words;
+        None when no gate would."""
+        if tool in EXEMPT:
+            return None
+        if self.first and tool != self.first:
+            return f"the 'first' gate: {self.first} must succeed before any other tool in the same conversation"
+        for gate in self.by_tool.get(tool, ()):
+            after = " or ".join(gate.after)
+            if isinstance(gate, SameValueGate):
+                return (
+                    f"the read-before-write gate of {tool}: its {gate.argument} must first appear in a result of "
+                    f"{after} in the same conversation"
+                )
+            return f"the gate of {tool}: {after} must succeed first in the same conversation"
+        return None
+
 
 class GateFileError(ValueError):
     """A gates file that cannot be used: `path:line: problem`."""

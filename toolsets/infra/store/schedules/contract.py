@@ -50,6 +50,7 @@ class Schedule(BaseModel):
     when: str
     kind: Literal["cron", "interval", "once"]
     confirmed: bool = False  # a destructive tool the owner said yes to for every run, once, when scheduling
+    confirmed_at: str | None = None  # when they said it (a row without it was stored by a version that did not ask)
     status: Status = "active"
     reason: str | None = None  # why it is paused, cancelled or done
     created_at: str

@@ -23,13 +23,14 @@ def too_large(name: str, limit: int) -> ToolError:
     )
 
 
-def check_size(raw: Any, limit: int, name: str) -> None:
-    """ToolError (`too_large`) when `raw`, a resource's `run` result, holds more than `limit` bytes of contents."""
+def over_bound(raw: Any, limit: int) -> bool:
+    """Whether `raw`, a resource's `run` result, holds more than `limit` bytes of contents."""
     total = 0
     for item in raw if isinstance(raw, list) else [raw]:
         total += _size(item, limit - total)
         if total > limit:
-            raise too_large(name, limit)
+            return True
+    return False
 
 
 def _size(item: Any, room: int) -> int:

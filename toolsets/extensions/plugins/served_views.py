@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolsets.core.content import ContentBlock, ResourceContents
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.problems import describe
-from toolsets.extensions.plugins.content_bound import check_size, too_large
+from toolsets.extensions.plugins.content_bound import over_bound, too_large
 from toolsets.extensions.plugins.context import DEFAULT_MAX_READ_BYTES
 from toolsets.extensions.plugins.spec_common import offered
 from toolsets.extensions.plugins.tool import json_value
@@ -116,7 +116,9 @@ class PluginViews:
                 if type(exc).__name__ == "ResourceTooLarge":  # context.read_data, here or in a worker
                     raise too_large(spec.name, limit) from None
                 raise
-        check_size(raw, limit, spec.name)
+        if over_bound(raw, limit):
+            del raw  # not kept alive by the error's traceback
+            raise too_large(spec.name, limit)
         return resource_contents(raw, uri, spec.mime_type, spec.name)
 
     async def get(self, version: PluginVersion, arguments: dict[str, Any], ctx: ToolContext[Any]) -> dict[str, Any]:

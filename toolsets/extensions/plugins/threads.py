@@ -154,3 +154,4 @@ class PluginThreads:
                         self._idle += 1
             if job.orphaned:
                 return  # replaced when its call was abandoned
+            del job  # an idle thread holds no call's result

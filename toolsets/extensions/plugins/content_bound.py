@@ -1,5 +1,7 @@
-"""The bound on a plugin resource's contents (`--max-resource-bytes`): measured on what `run` returned, before it is
-encoded, copied or checked, so contents past the bound are refused without growing further in memory.
+"""The bound on a plugin resource's contents (`--max-resource-bytes`), measured before anything is encoded.
+
+What `run` returned is measured before it is encoded, copied or checked, so contents past the bound are refused
+without growing further in memory.
 
 Text counts its UTF-8 bytes, binary its bytes, a `{"blob": ...}` the bytes its base64 stands for; a list, all of its
 items together.

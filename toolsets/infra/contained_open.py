@@ -1,7 +1,8 @@
 """Open a regular file inside a folder, contained, following no symlink out of it (the docs' and plugins' opener).
 
-From the folder's descriptor, one component at a time, with no symlink followed (`O_NOFOLLOW`, `dir_fd`). Standard library only: the plugin worker imports it too (a plugin's
-`context.open_data`), as do the docs folder's reads (`toolsets.infra.store.knowledge.files`).
+From the folder's descriptor, one component at a time, with no symlink followed (`O_NOFOLLOW`, `dir_fd`). Standard
+library only: the plugin worker imports it too (a plugin's `context.open_data`), as do the docs folder's reads
+(`toolsets.infra.store.knowledge.files`).
 
 A symlinked *file* inside the folder is still opened (a docs folder often links one page under two names): the link
 is resolved, the resolved path must stay inside, and that path is then opened the same way, no symlink followed, so

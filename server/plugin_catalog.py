@@ -24,7 +24,11 @@ def plugin_catalog(settings: Settings) -> PluginCatalog:
     catalog = PluginCatalog(reserved=reserved_tool_names, reserved_prompts=[prompt.name for prompt in PROMPTS])
     folder = settings.tools_dir
     isolation = settings.effective_plugin_isolation
-    config = PluginConfig(folder, settings.data_dir / "plugins", isolation) if folder is not None else None
+    config = (
+        PluginConfig(folder, settings.data_dir / "plugins", isolation, max_resource_bytes=settings.max_resource_bytes)
+        if folder is not None
+        else None
+    )
     catalog.configure(config, sandbox=settings.plugin_sandbox())
     return catalog
 

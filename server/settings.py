@@ -277,6 +277,16 @@ class Settings(BaseSettings):
             env="TRULOOP_PLUGIN_NETWORK",
         ),
     ] = False
+    max_resource_bytes: Annotated[
+        int,
+        Source(
+            "bytes of one plugin resource's contents; a larger read is refused with an error, and no more than that "
+            "is read from the plugin (see docs/plugins.md)",
+            flag="--max-resource-bytes",
+            env="TRULOOP_MAX_RESOURCE_BYTES",
+            metavar="BYTES",
+        ),
+    ] = Field(default=8 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
     tool_authoring: Annotated[
         bool,
         Source(

@@ -15,6 +15,7 @@ from tests.plugin_files import plugin_source, serving
 from toolsets.extensions.plugins.sandboxed import (
     SANDBOX_UID,
     STDERR_CAP,
+    WORKER_INFRA,
     WORKER_MODULES,
     PluginSandbox,
     PluginSandboxConfig,
@@ -64,13 +65,15 @@ def test_the_worker_arrives_as_a_zip_of_its_own_modules() -> None:
     archive = zipfile.ZipFile(io.BytesIO(PluginSandbox().worker_zip))
     names = set(archive.namelist())
     assert {f"toolsets/extensions/plugins/{name}.py" for name in WORKER_MODULES} <= names
-    for name in names:  # none imports the rest of the project (which is not in the sandbox)
+    assert {f"toolsets/infra/{name}.py" for name in WORKER_INFRA} <= names
+    for name in names:  # none imports the rest of the project (which is not in the sandbox), at the top or inside
         text = archive.read(name).decode()
-        for line in text.splitlines():
+        for line in (line.strip() for line in text.splitlines()):
             if line.startswith(("import ", "from ")) and "toolsets" in line:
-                assert "toolsets.extensions.plugins." in line, (name, line)
-                module = line.split()[1].rsplit(".", 1)[-1]
-                assert module in WORKER_MODULES, (name, line)
+                module = line.split()[1]
+                shipped = [f"toolsets.extensions.plugins.{m}" for m in WORKER_MODULES]
+                shipped += [f"toolsets.infra.{m}" for m in WORKER_INFRA]
+                assert module in shipped, (name, line)
 
 
 def test_without_bubblewrap_the_start_check_names_the_fix() -> None:

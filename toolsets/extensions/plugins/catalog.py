@@ -47,6 +47,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from toolsets.extensions.plugins.changes import PluginChange, ToolListChanges
+from toolsets.extensions.plugins.context import DEFAULT_MAX_READ_BYTES
 from toolsets.extensions.plugins.import_check import check_import
 from toolsets.extensions.plugins.module import PluginImportError, import_plugin, module_name
 from toolsets.extensions.plugins.plugin_runner import PluginLoadError, PluginRunner
@@ -55,6 +56,7 @@ from toolsets.extensions.plugins.spec_common import PluginSpecError
 from toolsets.extensions.plugins.spec_kinds import parse_spec
 from toolsets.extensions.plugins.threads import PluginThreads
 from toolsets.extensions.plugins.version import PluginVersion
+from toolsets.extensions.plugins.view_slots import ViewSlots
 from toolsets.infra.private_files import private_dir
 
 if TYPE_CHECKING:
@@ -92,6 +94,7 @@ class PluginConfig:
     data_dir: Path  # each plugin's own folder is data_dir / <tool name>
     isolation: Isolation = "inprocess"
     poll_seconds: float = POLL_SECONDS
+    max_resource_bytes: int = DEFAULT_MAX_READ_BYTES  # a plugin resource's contents (`--max-resource-bytes`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +189,8 @@ class PluginCatalog:
         self._tg: TaskGroup | None = None
         self._create = True
         self.threads = PluginThreads()  # where in-process plugins' sync code runs
+        # resource reads and prompt gets in flight, per plugin (with its calls abandoned but still running) and per user
+        self.view_slots = ViewSlots(still_running=self.threads.abandoned_by)
         self.outcome_listeners: list[OutcomeListener] = []  # told each plugin call's envelope (trials, feedback)
         self.feedback: FeedbackRecorder | None = None  # failed calls and canary causes, kept in the store
 
@@ -541,6 +546,7 @@ class PluginCatalog:
             version=source.version,
             data_dir=self._data_dir(spec, create),
             threads=self.threads,
+            owner=spec.key,
         )
         return await self._started(spec, source, runner, create)
 

@@ -8,6 +8,11 @@ context.role           "member" or "guest" (None in create())
 context.request_id     the MCP request's id, for your logs (None in create())
 context.logger         a `logging.Logger` named truloop.plugin.<name> (the server's stderr)
 context.data_dir       a folder of this plugin's own, kept across versions and restarts
+context.open_data(path)
+                       a file inside data_dir (`path` relative, `/`-separated), opened for reading in binary,
+                       contained: no `..`, no symlink followed out of the folder (FileNotFoundError otherwise)
+context.read_data(path), context.read_text(path, encoding="utf-8")
+                       its bytes or text, at most `max_read_bytes` of them (`ResourceTooLarge` past it)
 context.report_progress(progress, total=None, message=None)
                        MCP progress for this call; works in sync and async code, with or without `await`
 context.call_tool(name, arguments=None)
@@ -40,10 +45,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 ProgressSink = Callable[[float, float | None, str | None], None]
 LogSink = Callable[[str, Any, str | None], None]  # level, data, logger
@@ -55,6 +61,8 @@ METHODS = {"elicitation": "elicitation/create", "sampling": "sampling/createMess
 # Sends one nested call (tool name, arguments) and returns a future of its JSON envelope (nested.py's shape).
 NestedSink = Callable[[str, dict[str, Any]], "concurrent.futures.Future[dict[str, Any]]"]
 
+
+DEFAULT_MAX_READ_BYTES = 8 * 1024 * 1024  # a resource's contents, unless the server says otherwise
 
 START_TASK_KEY = "truloop/start-task"  # (not a question: `ClientRequests` hands it to `ClientPort.start_task`)
 START_TASK_METHOD = "truloop/startTask"
@@ -79,6 +87,10 @@ class ClientRequestError(Exception):
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
+
+
+class ResourceTooLarge(Exception):  # noqa: N818 - the name the server recognises (in a worker too)
+    """A file read with `read_data` / `read_text` is larger than the server lets a resource be."""
 
 
 class InputPending(BaseException):  # a BaseException, so a plugin's `except Exception` lets it by
@@ -129,11 +141,33 @@ class PluginContext:
     request_id: str | None = None
     kind: str = "tool"
     client_capabilities: dict[str, Any] = field(default_factory=dict)
+    max_read_bytes: int = DEFAULT_MAX_READ_BYTES
     _progress: ProgressSink = field(default=_no_progress, repr=False)
     _nested: NestedSink = field(default=_no_nested, repr=False)
     _client: ClientSink = field(default=_no_client, repr=False)
     _log: LogSink = field(default=_no_log, repr=False)
     _asked: list[int] = field(default_factory=lambda: [0], repr=False)  # questions asked so far in this run
+
+    def open_data(self, path: str) -> BinaryIO:
+        """The regular file at `path` (relative, `/`-separated) inside `data_dir`, open for reading (binary; close it),
+        opened one component at a time from the folder with no symlink followed out of it (the docs' opener)."""
+        from toolsets.infra.contained_open import open_inside
+
+        fd = open_inside(os.path.realpath(self.data_dir), str(path))
+        if fd is None:
+            raise FileNotFoundError(f"{path!r} is not a readable file inside this plugin's data folder")
+        return os.fdopen(fd, "rb")
+
+    def read_data(self, path: str) -> bytes:
+        """The bytes of `open_data(path)`; ResourceTooLarge past `max_read_bytes` (never more is read)."""
+        with self.open_data(path) as handle:
+            data = handle.read(self.max_read_bytes + 1)
+        if len(data) > self.max_read_bytes:
+            raise ResourceTooLarge(f"{path!r} is larger than {self.max_read_bytes} bytes")
+        return data
+
+    def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        return self.read_data(path).decode(encoding)
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> _Done:
         """Never blocks and never fails the call: progress is a hint for the user's host."""

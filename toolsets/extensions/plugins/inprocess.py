@@ -31,10 +31,18 @@ logger = logging.getLogger("truloop.plugins")
 
 class InProcessRunner:
     def __init__(
-        self, loaded: PluginModule, *, tool_name: str, version: str, data_dir: Path, threads: PluginThreads
+        self,
+        loaded: PluginModule,
+        *,
+        tool_name: str,
+        version: str,
+        data_dir: Path,
+        threads: PluginThreads,
+        owner: str | None = None,
     ) -> None:
         self._loaded = loaded
         self._threads = threads
+        self._owner = owner or tool_name  # what its threads abandoned at a timeout are counted under
         self._tool_name = tool_name
         self._version = version
         self._data_dir = data_dir
@@ -51,6 +59,8 @@ class InProcessRunner:
             extra["_client"] = _on_this_loop(info.ask_client)
         if info.log is not None:
             extra["_log"] = info.log
+        if info.max_read_bytes is not None:
+            extra["max_read_bytes"] = info.max_read_bytes
         return PluginContext(
             tool_name=self._tool_name,
             version=self._version,
@@ -122,7 +132,7 @@ class InProcessRunner:
         try:
             if is_async(function):
                 return await self._plugin_loop().run(on_loop())
-            result = await self._threads.run(partial(in_thread))
+            result = await self._threads.run(partial(in_thread), owner=self._owner)
             if hasattr(result, "__await__"):  # a sync function that returned an awaitable
                 return await self._plugin_loop().run(result)
             return result

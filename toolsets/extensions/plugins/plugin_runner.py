@@ -27,6 +27,7 @@ class CallInfo:
     log: LogSink | None = field(default=None, compare=False)  # `context.log`, thread-safe, in order with progress
     client_capabilities: dict[str, Any] = field(default_factory=dict, compare=False)
     kind: str = "tool"
+    max_read_bytes: int | None = None  # a resource's bound (`context.read_data`, and what crosses from a worker)
 
     def shown(self) -> dict[str, Any]:
         """What crosses to a worker process: the plain data of the context."""
@@ -36,6 +37,7 @@ class CallInfo:
             "request_id": self.request_id,
             "client_capabilities": self.client_capabilities,
             "kind": self.kind,
+            "max_read_bytes": self.max_read_bytes,
         }
 
 

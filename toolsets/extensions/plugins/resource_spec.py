@@ -2,7 +2,8 @@
 
 RESOURCE_SPEC = {
     "uri": "notes://today",                    # a fixed URI ...
-    # "uri_template": "notes://day/{date}",    # ... or an RFC 6570 level-1 template (exactly one of the two)
+    # "uri_template": "notes://day/{date}",    # ... or an RFC 6570 template (exactly one of the two):
+    #                                            {name} is one segment, {+name} a path (uri_template.py)
     "name": "today",                           # required: a short name
     "title": "Today's notes",                  # optional: what a host shows
     "description": "The notes of today",       # optional
@@ -14,7 +15,9 @@ RESOURCE_SPEC = {
 
 `run(params, context)` returns the contents: a `str` (text), `bytes` (binary), one dict `{"text": ...}` or
 `{"blob": <base64>}` (with an optional `mime_type` and `uri`), or a list of such dicts. `params` holds the
-template's variables (`{}` for a fixed URI).
+template's variables (`{}` for a fixed URI), percent-decoded and checked (uri_template.py): a `{name}` holds no
+`/`, `\\`, `..` or NUL, a `{+name}` is a relative path without `.` or `..` segments, to open with
+`context.open_data(path)` (inside the plugin's data folder, no symlink followed out of it).
 """
 
 from __future__ import annotations
@@ -24,13 +27,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from toolsets.extensions.plugins import uri_template
 from toolsets.extensions.plugins.spec_common import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, some_profiles
 from toolsets.profile_names import ProfileName
 
 MAX_URI = 2048
 # a URI: a scheme, then anything but whitespace; the scheme names no built-in resource
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,31}:\S{1,2000}$")
-VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
 RESERVED_SCHEMES = ("truloop",)  # the server's own resources
 MAX_COMPLETIONS = 1000
 
@@ -95,31 +98,18 @@ class ResourceSpec(BaseModel):
 
     @property
     def variables(self) -> list[str]:
-        return VARIABLE.findall(self.uri_template or "")
+        return uri_template.variables(self.uri_template or "")
 
     @property
     def retry_safe(self) -> bool:
         return True  # a read changes nothing
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """The template's variables in `uri`, or None when `uri` is not of this resource."""
+        """The template's variables in `uri` (decoded, not yet checked), or None when `uri` is not of this resource."""
         if self.uri is not None:
             return {} if uri == self.uri else None
-        found = template_pattern(self.uri_template or "").fullmatch(uri)
-        if found is None:
-            return None
-        from urllib.parse import unquote
+        return uri_template.match(self.uri_template or "", uri)
 
-        return {name: unquote(value) for name, value in found.groupdict().items()}
-
-
-def template_pattern(template: str) -> re.Pattern[str]:
-    """A linear-time pattern for a level-1 template: each `{name}` matches one non-empty path segment."""
-    parts: list[str] = []
-    position = 0
-    for found in VARIABLE.finditer(template):
-        parts.append(re.escape(template[position : found.start()]))
-        parts.append(f"(?P<{found.group(1)}>[^/?#]{{1,512}})")
-        position = found.end()
-    parts.append(re.escape(template[position:]))
-    return re.compile("".join(parts))
+    def checked_params(self, params: dict[str, str]) -> dict[str, str]:
+        """`params` as `match` found them, once each is safe (ValueError naming the one that is not)."""
+        return uri_template.checked(self.uri_template, params) if self.uri_template is not None else params

@@ -52,6 +52,7 @@ PROBE_SECONDS = 15.0
 STDERR_CAP = 256 * 1024  # bytes of a worker's stderr forwarded to the server's log; the rest is dropped
 # The worker's code: these modules import only the standard library.
 WORKER_MODULES = ("worker", "context", "failures", "module", "plugin_loop")
+WORKER_INFRA = ("contained_open",)  # toolsets/infra/ modules it imports (context.open_data)
 # users and groups by name, the dynamic linker, time zones, certificates (for --plugin-network)
 PLUGIN_ETC_ENTRIES = (
     "passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "ssl",
@@ -155,10 +156,13 @@ class PluginSandbox:
         here = Path(__file__).parent
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for package in ("toolsets", "toolsets/extensions", "toolsets/extensions/plugins"):
+            for package in ("toolsets", "toolsets/extensions", "toolsets/extensions/plugins", "toolsets/infra"):
                 archive.writestr(f"{package}/__init__.py", "")
             for name in WORKER_MODULES:
                 archive.writestr(f"toolsets/extensions/plugins/{name}.py", (here / f"{name}.py").read_text("utf-8"))
+            infra = here.parent.parent / "infra"
+            for name in WORKER_INFRA:
+                archive.writestr(f"toolsets/infra/{name}.py", (infra / f"{name}.py").read_text("utf-8"))
         return buffer.getvalue()
 
     def options(self) -> list[str]:

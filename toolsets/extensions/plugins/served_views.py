@@ -1,6 +1,9 @@
 """Plugin resources, resource templates and prompts: listed per profile, read and got, their results in MCP's shapes.
 
-Each is read or got through the version that serves it, and its result checked (plain JSON, no SDK).
+Each is read or got through the version that serves it, and its result checked (plain JSON, no SDK). A template's
+parameters are checked once decoded before the plugin runs (uri_template.py); a read or get takes a slot of its
+plugin and of its caller (view_slots.py); a resource's contents are bounded (`--max-resource-bytes`): past it the
+read is refused, measured before anything is encoded or copied.
 
 A resource's `run(params, context)` returns a `str` (text), `bytes` (binary), one `{"text": ...}` /
 `{"blob": <base64>}` dict (with optional `mime_type` / `mimeType` and `uri`) or a list of them. A prompt's
@@ -19,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolsets.core.content import ContentBlock, ResourceContents
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.problems import describe
+from toolsets.extensions.plugins.content_bound import over_bound, too_large
+from toolsets.extensions.plugins.context import DEFAULT_MAX_READ_BYTES
 from toolsets.extensions.plugins.spec_common import offered
 from toolsets.extensions.plugins.tool import json_value
 
@@ -62,6 +67,11 @@ class PluginViews:
     def __init__(self, catalog: PluginCatalog) -> None:
         self.catalog = catalog
 
+    @property
+    def max_bytes(self) -> int:
+        config = self.catalog.config
+        return config.max_resource_bytes if config is not None else DEFAULT_MAX_READ_BYTES
+
     def resources(self, profile: str) -> list[ResourceSpec]:
         specs = [v.spec for v in self.catalog.resources() if offered(v.spec.profiles, profile)]
         return [spec for spec in specs if getattr(spec, "uri", None)]  # type: ignore[misc]  # resource specs
@@ -94,15 +104,29 @@ class PluginViews:
         return version if version is not None and offered(version.spec.profiles, profile) else None
 
     async def read(self, found: FoundResource, uri: str, ctx: ToolContext[Any]) -> list[dict[str, Any]]:
-        """The contents of `uri`, as `resources/read` answers them; raises what the call raised (ToolError...)."""
-        raw = await found.version.call(dict(found.params), ctx)
-        return resource_contents(raw, uri, found.spec.mime_type, found.spec.name)
+        """The contents of `uri`, as `resources/read` answers them; raises what the call raised (ToolError...), and
+        ValueError naming a parameter that is not safe (before the plugin runs)."""
+        spec = found.spec
+        params = spec.checked_params(dict(found.params))
+        limit = self.max_bytes
+        with self.catalog.view_slots.held(spec.key, spec.name, ctx.caller.user_id):
+            try:
+                raw = await found.version.call(params, ctx, max_read_bytes=limit)
+            except Exception as exc:
+                if type(exc).__name__ == "ResourceTooLarge":  # context.read_data, here or in a worker
+                    raise too_large(spec.name, limit) from None
+                raise
+        if over_bound(raw, limit):
+            del raw  # not kept alive by the error's traceback
+            raise too_large(spec.name, limit)
+        return resource_contents(raw, uri, spec.mime_type, spec.name)
 
     async def get(self, version: PluginVersion, arguments: dict[str, Any], ctx: ToolContext[Any]) -> dict[str, Any]:
         """The prompt's result, as `prompts/get` answers it; ValueError for arguments that do not fit."""
         spec: PromptSpec = version.spec  # type: ignore[assignment]  # a prompt version
         checked = spec.checked_arguments(arguments)
-        raw = await version.call(checked, ctx)
+        with self.catalog.view_slots.held(spec.key, spec.name, ctx.caller.user_id):
+            raw = await version.call(checked, ctx)
         return prompt_result(raw, spec)
 
 

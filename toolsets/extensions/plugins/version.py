@@ -91,9 +91,16 @@ class PluginVersion:
         with anyio.fail_after(START_SECONDS):
             await self.runner.start()
 
-    async def call(self, arguments: Mapping[str, Any], ctx: ToolContext[Any], route: Route = "stable") -> Any:
+    async def call(
+        self,
+        arguments: Mapping[str, Any],
+        ctx: ToolContext[Any],
+        route: Route = "stable",
+        *,
+        max_read_bytes: int | None = None,
+    ) -> Any:
         """The plugin's result for these (validated) arguments, on this version whatever is reloaded meanwhile;
-        `route` is how the canary router chose it (for the audit line)."""
+        `route` is how the canary router chose it (for the audit line); `max_read_bytes`: a resource's bound."""
         if self._closed:
             raise ToolError(
                 f"The tool {self.name} was replaced or removed while this call waited; call it again.",
@@ -101,7 +108,7 @@ class PluginVersion:
             )
         self._active += 1
         try:
-            return await self._run(dict(arguments), ctx)
+            return await self._run(dict(arguments), ctx, max_read_bytes)
         finally:
             self._active -= 1
             if self._retired and not self._active:
@@ -114,7 +121,7 @@ class PluginVersion:
         if not self._active:
             await self._close(close_seconds)
 
-    async def _run(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Any:
+    async def _run(self, arguments: dict[str, Any], ctx: ToolContext[Any], max_read_bytes: int | None = None) -> Any:
         from toolsets.extensions.plugins.client_requests import ClientRequests
         from toolsets.extensions.plugins.nested import NestedCalls
 
@@ -135,6 +142,7 @@ class PluginVersion:
             log=lambda level, data, logger: put(("log", level, data, logger)),
             client_capabilities=client.capabilities(),
             kind=self.spec.kind,
+            max_read_bytes=max_read_bytes,
         )
 
         def progress(value: float, total: float | None, message: str | None) -> None:

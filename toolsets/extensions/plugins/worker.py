@@ -112,6 +112,8 @@ class Worker:
             extra["_client"] = partial(self.ask_client, call_id)
         info = info or {}
         capabilities = info.get("client_capabilities")
+        if isinstance(info.get("max_read_bytes"), int):
+            extra["max_read_bytes"] = info["max_read_bytes"]
         return PluginContext(
             tool_name=header["name"],
             version=header["version"],
@@ -182,7 +184,10 @@ class Worker:
         finally:
             if task is not None:
                 self._calls_by_task.pop(task, None)
-        if isinstance(value, bytes | bytearray) and (message.get("info") or {}).get("kind") == "resource":
+        info = message.get("info") or {}
+        if info.get("kind") == "resource":
+            value = bounded(value, info.get("max_read_bytes"))
+        if isinstance(value, bytes | bytearray) and info.get("kind") == "resource":
             value = {"blob": base64.b64encode(bytes(value)).decode("ascii")}  # a resource's binary contents
         return self.send({"op": "result", "id": call_id, "value": value})
 
@@ -241,6 +246,14 @@ class Worker:
 
 
 _exit = os._exit  # the real one, for the worker's own ends
+
+
+def bounded(value: Any, limit: Any) -> Any:
+    """A resource's text or bytes cut one past the server's bound: the server still sees it is too large and refuses
+    it, and no more than that crosses the pipe."""
+    if isinstance(limit, int) and isinstance(value, str | bytes | bytearray) and len(value) > limit:
+        return value[: limit + 1]
+    return value
 
 
 def reap_strays() -> None:

@@ -193,6 +193,8 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
         UnreadBacklog,
         max_requests=settings.max_unanswered_requests,
         max_bytes=settings.max_unanswered_bytes,
+        max_unread=settings.max_unread_answer_bytes,
+        max_unread_per_user=settings.max_unread_answer_bytes_per_user,
         endpoints={"/mcp": ender(main), "/notification-safe/mcp": ender(safe)},
         sse_path=SSE_PATH,
         message_path=MESSAGE_PATH,

@@ -160,7 +160,8 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     # /mcp first: every route has its own path, so the order only decides how soon the busiest one is found
     routes: list[BaseRoute] = [*main_http.routes]
     routes.append(Route("/healthz", healthz, methods=["GET"]))
-    routes.append(metrics_route(deployment, {"/mcp": main, "/notification-safe/mcp": safe}, (SSE_PATH, sse_transport)))
+    surfaces = {"/mcp": main, "/notification-safe/mcp": safe}
+    routes.append(metrics_route(deployment, surfaces, (SSE_PATH, sse_transport), resources))
     routes += sign_in
     routes += shim_routes(bridge, identify, deployment.profiles.device_tools)
     routes += sse_routes

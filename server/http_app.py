@@ -160,7 +160,8 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     # /mcp first: every route has its own path, so the order only decides how soon the busiest one is found
     routes: list[BaseRoute] = [*main_http.routes]
     routes.append(Route("/healthz", healthz, methods=["GET"]))
-    routes.append(metrics_route(deployment, {"/mcp": main, "/notification-safe/mcp": safe}, (SSE_PATH, sse_transport)))
+    surfaces = {"/mcp": main, "/notification-safe/mcp": safe}
+    routes.append(metrics_route(deployment, surfaces, (SSE_PATH, sse_transport), resources))
     routes += sign_in
     routes += shim_routes(bridge, identify, deployment.profiles.device_tools)
     routes += sse_routes
@@ -193,6 +194,8 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
         UnreadBacklog,
         max_requests=settings.max_unanswered_requests,
         max_bytes=settings.max_unanswered_bytes,
+        max_unread=settings.max_unread_answer_bytes,
+        max_unread_per_user=settings.max_unread_answer_bytes_per_user,
         endpoints={"/mcp": ender(main), "/notification-safe/mcp": ender(safe)},
         sse_path=SSE_PATH,
         message_path=MESSAGE_PATH,

@@ -1,6 +1,7 @@
 """The legacy SSE surface (`GET /sse` and `POST /messages/`), built on the SDK's `SseServerTransport` here rather
 than by `MCPServer.sse_app`, so the app holds the transport (`server.unread_backlog` reaches a session's read
-stream through it). What the routes do is the SDK's: one session per stream, served by the server's loop."""
+stream through it). What the routes do is the SDK's: one session per stream, served by the server's loop; the
+answers queued for the stream are counted (`server.unread_bytes.MeteredWrite`) when the backlog middleware asks."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from server.sdk_compat import lowlevel_of
+from server.unread_bytes import SCOPE_KEY, MeteredWrite
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -26,8 +28,10 @@ class SseStream:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         lowlevel = lowlevel_of(self.server)
+        metered = scope.get(SCOPE_KEY)
         async with self.transport.connect_sse(scope, receive, send) as (read, write):
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            out = write if metered is None else MeteredWrite(write, *metered)
+            await lowlevel.run(read, out, lowlevel.create_initialization_options())
 
 
 def legacy_sse(

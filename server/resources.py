@@ -27,6 +27,7 @@ from server.listing_sessions import ListingSessions
 from server.plugin_requests import PluginRequests
 from server.sdk_compat import connection_of
 from toolsets.admission.kinds import RequestKind
+from toolsets.core.echo import echo
 from toolsets.views.changes import ResourceChange
 from toolsets.views.resource_views import ResourceCatalog, UnknownResourceError
 from toolsets.views.scope import ViewScope
@@ -56,7 +57,7 @@ def checked_uri(params: Any) -> str:
         raise MCPError(
             code=types.INVALID_PARAMS,
             message="The resource URI contains a NUL character (raw or %00); no resource has one.",
-            data={"uri": uri},
+            data={"uri": echo(uri)},
         )
     return uri
 
@@ -134,7 +135,7 @@ class ResourceFront:
         try:
             body = await self.catalog.read(scope, uri)
         except UnknownResourceError as missing:
-            raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": uri}) from None
+            raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": echo(uri)}) from None
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=body.uri, mime_type=body.mime_type, text=body.text)]
         )
@@ -150,7 +151,7 @@ class ResourceFront:
             try:
                 await self.catalog.check(scope, uri)
             except UnknownResourceError as missing:
-                raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": uri}) from None
+                raise MCPError(code=types.INVALID_PARAMS, message=str(missing), data={"uri": echo(uri)}) from None
         connection = connection_of(ctx.session)
         if connection is None:
             return types.EmptyResult()
@@ -163,7 +164,7 @@ class ResourceFront:
                     f"Subscription limit reached: at most {MAX_SUBSCRIPTIONS_PER_SESSION} resources per session; "
                     "resources/unsubscribe from one first."
                 ),
-                data={"uri": uri, "limit": MAX_SUBSCRIPTIONS_PER_SESSION},
+                data={"uri": echo(uri), "limit": MAX_SUBSCRIPTIONS_PER_SESSION},
             )
         uris.add(uri)
         return types.EmptyResult()

@@ -422,6 +422,24 @@ class Settings(BaseSettings):
             shown="16 on HTTP, off on stdio",
         ),
     ] = Field(default=None, ge=0, le=100_000)
+    max_unread_answer_bytes: Annotated[
+        int,
+        Source(
+            "bytes of answers one MCP session's client has not read yet; past it the session is closed",
+            flag="--max-unread-answer-bytes",
+            env="TRULOOP_MAX_UNREAD_ANSWER_BYTES",
+            metavar="BYTES",
+        ),
+    ] = Field(default=32 * 1024 * 1024, ge=1024 * 1024, le=1024 * 1024 * 1024)
+    max_unread_answer_bytes_per_user: Annotated[
+        int,
+        Source(
+            "bytes of answers one user's clients have not read yet, across their sessions; past it the biggest closes",
+            flag="--max-unread-answer-bytes-per-user",
+            env="TRULOOP_MAX_UNREAD_ANSWER_BYTES_PER_USER",
+            metavar="BYTES",
+        ),
+    ] = Field(default=64 * 1024 * 1024, ge=1024 * 1024, le=4 * 1024 * 1024 * 1024)
     max_device_streams_per_user: Annotated[
         int,
         Source(

@@ -8,10 +8,20 @@ connection:
   `GET /sse` stream (the POST itself is answered 202 at once).
 
 A client that stops reading leaves its requests unanswered, and each holds its request and its answer in memory.
-Past `max_requests` on one session, or past `max_bytes` of request bodies across one user's sessions, a session
-is closed with one log line: the one that went past the count, or the user's session holding the most bytes. A
-legacy SSE session's stream is ended; a streamable HTTP session is ended as by DELETE. A request that finds its
-own session closed this way is answered 503 with a JSON-RPC error saying why, and nothing of it runs.
+The answers' bytes the client has not taken are counted too (`server.unread_bytes`): a streamable HTTP POST's
+response until it is complete, a legacy SSE stream's events and the answers queued for it.
+
+Past `max_requests` on one session, past `max_bytes` of request bodies across one user's sessions, past
+`max_unread` bytes of answers unread in one session or past `max_unread_per_user` across a user's sessions, a
+session is closed with one log line: the one that went past a per-session bound, or the user's session holding the
+most bytes. A legacy SSE session's stream is ended; a streamable HTTP session is ended as by DELETE, and its POSTs
+still in flight are ended with it (their answers let go). A request that finds its own session closed this way is
+answered 503 with a JSON-RPC error saying why, and nothing of it runs.
+
+A response that ends with more than `COLLECT_AT` bytes of its answer untaken (its session closed here, or its client
+gone) has the garbage collector run once, at most every `COLLECT_EVERY` seconds: the answer ends up in reference
+cycles (the cancelled tasks' frames and exceptions) that the collector's oldest generation, run rarely, would
+otherwise hold for minutes.
 
 After a POST of more than `RELEASE_AT` bytes, the session's message loop is handed an empty notification, so it
 lets go of the request it would otherwise keep until the next one (`server.sdk_compat.release_last_message`).
@@ -19,9 +29,11 @@ lets go of the request it would otherwise keep until the next one (`server.sdk_c
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,10 +45,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.rpc_peek import PEEKED, Peeked
 from server.session_caps import SESSION_HEADER, principal
+from server.unread_bytes import SCOPE_KEY, Unread, metered_send
 
 logger = logging.getLogger("truloop.http")
 
 RELEASE_AT = 64 * 1024
+COLLECT_AT = 1024 * 1024
+COLLECT_EVERY = 1.0
 CLOSED_KEPT = 1024  # sessions closed here whose later requests are refused here, without the SDK's log line each
 _ENDPOINT = re.compile(rb"session_id=([0-9a-f]{32})")
 _ANSWER = b'data: {"jsonrpc":"2.0","id":'  # how the SDK's legacy SSE transport writes a message's event
@@ -55,6 +70,13 @@ class SessionBacklog:
     pending: dict[Any, int] = field(default_factory=dict)
     bytes: int = 0
     closed: bool = False
+    outputs: set[Unread] = field(default_factory=set)  # its responses (and SSE stream) under way
+    posts: set[anyio.CancelScope] = field(default_factory=set)  # its streamable HTTP POSTs in flight
+
+    @property
+    def unread(self) -> int:
+        """Bytes of its answers the client has not taken."""
+        return sum(output.bytes for output in self.outputs)
 
     @property
     def name(self) -> str:
@@ -84,6 +106,8 @@ class UnreadBacklog:
         *,
         max_requests: int,
         max_bytes: int,
+        max_unread: int,
+        max_unread_per_user: int,
         endpoints: Mapping[str, Callable[[str], Awaitable[bool]]],
         sse_path: str,
         message_path: str,
@@ -94,6 +118,8 @@ class UnreadBacklog:
         self.app = app
         self.max_requests = max_requests
         self.max_bytes = max_bytes
+        self.max_unread = max_unread
+        self.max_unread_per_user = max_unread_per_user
         self.endpoints = dict(endpoints)
         self.sse_path = sse_path
         self.message_path = message_path
@@ -103,6 +129,7 @@ class UnreadBacklog:
         self._sessions: dict[tuple[str, str], SessionBacklog] = {}  # (path, session id) -> its backlog
         self._users: dict[str, set[SessionBacklog]] = {}
         self._closed: dict[tuple[str, str], None] = {}  # the last CLOSED_KEPT sessions closed here, oldest first
+        self._collected = 0.0  # when `_let_go` last ran the collector (monotonic)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -138,14 +165,22 @@ class UnreadBacklog:
             await self.app(scope, receive, send)
             return
         backlog = self._backlog(user, (path, session_id), lambda: end(session_id))
-        key = object()
+        key, unread, post = object(), Unread(), anyio.CancelScope()
         backlog.add(key, peeked.size)
+        backlog.outputs.add(unread)
         try:
             if await self._over(backlog):
                 await self._refuse(scope, receive, send)
                 return
-            await self.app(scope, receive, send)
+            backlog.posts.add(post)
+            with post:
+                await self.app(scope, receive, metered_send(send, unread, lambda: self._over_unread(backlog)))
+            if post.cancelled_caught:  # its session was closed here
+                await self._end_cancelled(unread, scope, receive, send)
         finally:
+            backlog.posts.discard(post)
+            backlog.outputs.discard(unread)
+            self._let_go(unread)
             backlog.answered(key)
             if not backlog.pending:
                 self._forget(backlog)
@@ -175,6 +210,13 @@ class UnreadBacklog:
 
     async def _sse_stream(self, user: str, scope: Scope, receive: Receive, send: Send) -> None:
         backlog: SessionBacklog | None = None
+        unread = Unread()
+
+        async def check() -> None:
+            if backlog is not None:
+                await self._over_unread(backlog)
+
+        scope[SCOPE_KEY] = (unread, check)  # for the answers queued for the stream (server.legacy_sse)
         with anyio.CancelScope() as stream:
 
             async def close() -> None:
@@ -188,6 +230,7 @@ class UnreadBacklog:
                         found = _ENDPOINT.search(body, 0, 512)
                         if found is not None:
                             backlog = self._backlog(user, (self.sse_path, found.group(1).decode()), close)
+                            backlog.outputs.add(unread)
                     else:
                         answered = _answer_id(body)
                         if answered is not _NOT_AN_ANSWER:
@@ -195,10 +238,11 @@ class UnreadBacklog:
                 await send(message)
 
             try:
-                await self.app(scope, receive, watched)
+                await self.app(scope, receive, metered_send(watched, unread, check))
             finally:
                 if backlog is not None:  # the stream ended: so did its session
                     self._forget(backlog)
+                self._let_go(unread)
         if stream.cancelled_caught:  # closed here: end the body if the client takes it, else uvicorn drops it
             with anyio.move_on_after(0.5):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -226,28 +270,63 @@ class UnreadBacklog:
     async def _over(self, backlog: SessionBacklog) -> bool:
         """Close what went past a bound; True when `backlog`'s own session is closed (now or before)."""
         if not backlog.closed and len(backlog.pending) > self.max_requests:
-            await self._close(backlog, f"{self.max_requests} requests")
+            await self._close(backlog, f"the answers to {self.max_requests} requests unread")
         sessions = self._users.get(backlog.user, set())
         if not backlog.closed and sum(s.bytes for s in sessions) > self.max_bytes:
             biggest = max(sessions, key=lambda s: s.bytes)
-            await self._close(biggest, f"{self.max_bytes:,} bytes of requests across the user's sessions")
+            why = f"the answers to {self.max_bytes:,} bytes of requests across the user's sessions unread"
+            await self._close(biggest, why)
+        await self._over_unread(backlog)
         return backlog.closed
 
-    async def _close(self, backlog: SessionBacklog, bound: str) -> None:
+    async def _over_unread(self, backlog: SessionBacklog) -> None:
+        """Close what went past a bound on answers' unread bytes."""
+        if backlog.closed:
+            return
+        if backlog.unread > self.max_unread:
+            await self._close(backlog, f"more than {self.max_unread:,} bytes of answers unread in one session")
+            return
+        sessions = self._users.get(backlog.user, set())
+        if sum(s.unread for s in sessions) > self.max_unread_per_user:
+            biggest = max(sessions, key=lambda s: s.unread)
+            why = f"more than {self.max_unread_per_user:,} bytes of answers unread across the user's sessions"
+            await self._close(biggest, why)
+
+    async def _close(self, backlog: SessionBacklog, why: str) -> None:
         backlog.closed = True
         logger.warning(
-            "closed %s of %s: its client left the answers to %s unread (%d requests, %s bytes)",
+            "closed %s of %s: its client left %s (%d requests, %s bytes of requests, %s bytes of answers)",
             backlog.name,
             backlog.user,
-            bound,
+            why,
             len(backlog.pending),
             f"{backlog.bytes:,}",
+            f"{backlog.unread:,}",
         )
         self._forget(backlog)
         self._closed[backlog.key] = None
         if len(self._closed) > CLOSED_KEPT:
             del self._closed[next(iter(self._closed))]
-        await backlog.close()
+        with anyio.CancelScope(shield=True):  # (it may be called from a POST of the session, cancelled below)
+            await backlog.close()
+        for post in backlog.posts:  # their answers are let go, not left for a client that does not read
+            post.cancel()
+
+    async def _end_cancelled(self, unread: Unread, scope: Scope, receive: Receive, send: Send) -> None:
+        """A POST of a session closed here: 503 if nothing of its answer went out, else the end of its body (if the
+        client takes it; else uvicorn drops the connection)."""
+        with anyio.move_on_after(0.5):
+            if not unread.started:
+                await self._refuse(scope, receive, send)
+            elif not unread.complete:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _let_go(self, unread: Unread) -> None:
+        """A response ended: collect the cycles holding what the client left of it (see the module's doc)."""
+        if unread.bytes < COLLECT_AT or time.monotonic() - self._collected < COLLECT_EVERY:
+            return
+        self._collected = time.monotonic()
+        gc.collect()
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = {
@@ -257,7 +336,8 @@ class UnreadBacklog:
                 "code": -32000,
                 "message": (
                     "This session was closed: its client left the answers to too many requests unread "
-                    f"(at most {self.max_requests} per session, {self.max_bytes:,} bytes per user). "
+                    f"(at most {self.max_requests} per session, {self.max_bytes:,} bytes of requests per user, "
+                    f"{self.max_unread:,} bytes of answers per session, {self.max_unread_per_user:,} per user). "
                     "Read each response (and the SSE stream) as it comes, then open a new session."
                 ),
             },

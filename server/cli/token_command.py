@@ -1,9 +1,11 @@
 """`truloop-mcp token --user ID [--role R] [--groups G] [--ttl 1h] [--url URL]`: mint a bearer token for the
 configured static secret (TRULOOP_JWT_SECRET), for a host's configuration or a device. Prints only the token.
 
-Its audience is `--url` (a running server's MCP URL, e.g. the one a `--port 0` server printed; `/mcp` is added to a
-bare base URL), else the first `--jwt-audience`, else this server's resource URL (`--public-url` or
-`http://--host:--port`, plus `/mcp`): the same settings the server runs with give the token it accepts.
+Its audience is the resource of the route `--url` names (a running server's URL, e.g. the one a `--port 0` server
+printed): `.../mcp` and `.../metrics` (which belongs to it) the main resource, `.../notification-safe/mcp` that
+surface's, `.../sse` and `.../messages/` the legacy SSE resource, a bare base URL the main one. Else the first
+`--jwt-audience`, else this server's resource URL (`--public-url` or `http://--host:--port`, plus `/mcp`): the
+same settings the server runs with give the token it accepts.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--url",
         metavar="URL",
-        help="the running server's MCP URL (as it printed it: serving http://127.0.0.1:PORT/mcp): the token's audience",
+        help="the running server's URL of the route the token is for (/mcp, /sse, /metrics, ...; as it printed it: "
+        "serving http://127.0.0.1:PORT/mcp): its resource is the token's audience",
     )
     add_setting_flags(parser, only=AUDIENCE_SETTINGS)
     return parser
@@ -56,15 +59,31 @@ def ttl_seconds(text: str) -> int:
 
 
 def url_audience(url: str) -> str:
-    """The audience of a server's MCP URL: as given when it names an endpoint (`.../mcp`), else its base plus `/mcp`."""
+    """The resource (the audience) of the route a server's URL names (server.resource_metadata.Resources); a URL
+    naming none is the server's base, whose main resource it is."""
     from urllib.parse import urlsplit
+
+    from server.resource_metadata import Resources
 
     text = url.strip()
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
         fail(f"--url {url!r}: give the server's URL, e.g. http://127.0.0.1:8000/mcp")
     text = text.rstrip("/")
-    return text if text.endswith("/mcp") else text + "/mcp"
+    for route, surface in ROUTES:
+        if text.endswith(route):
+            return getattr(Resources.at(text.removesuffix(route)), surface).url
+    return Resources.at(text).main.url
+
+
+# a route's path (the longest first) -> the surface of Resources whose tokens it takes
+ROUTES = (
+    ("/notification-safe/mcp", "safe"),
+    ("/mcp", "main"),
+    ("/metrics", "main"),
+    ("/sse", "sse"),
+    ("/messages", "sse"),
+)
 
 
 def run(argv: Sequence[str]) -> None:

@@ -158,6 +158,8 @@ def backlog_for(app: Stalled, closed: list[str], *, max_requests: int = 3, max_b
         app,
         max_requests=max_requests,
         max_bytes=max_bytes,
+        max_unread=32 * 1024 * 1024,
+        max_unread_per_user=64 * 1024 * 1024,
         endpoints={"/mcp": end},
         sse_path="/sse",
         message_path="/messages/",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from toolsets.core.echo import echo
 from toolsets.views.scope import ViewScope
 from toolsets.views.uris import (
     DOC_PREFIX,
@@ -237,19 +238,19 @@ class ResourceCatalog:
 
 
 def _no_resource(uri: str) -> str:
-    return f"No resource {uri!r} that you can read; resources/list shows what there is."
+    return f"No resource {echo(uri)!r} that you can read; resources/list shows what there is."
 
 
 def _no_event(uri: str) -> str:
-    return f"No event {uri!r} that you can see; read {EVENTS_URI} for your events."
+    return f"No event {echo(uri)!r} that you can see; read {EVENTS_URI} for your events."
 
 
 def _no_schedule(uri: str) -> str:
-    return f"No schedule {uri!r} of yours; list_schedules shows them."
+    return f"No schedule {echo(uri)!r} of yours; list_schedules shows them."
 
 
 def _no_document(path: str) -> str:
-    return f"No document {path!r} in the knowledge base; resources/list shows the documents."
+    return f"No document {echo(path)!r} in the knowledge base; resources/list shows the documents."
 
 
 def _dump(value: Any) -> str:

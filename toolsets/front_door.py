@@ -165,6 +165,15 @@ class FrontDoor:
                 with anyio.CancelScope(shield=True):
                     await ticket.leave()
 
+    async def admit_once(self, caller: Caller, kind: RequestKind) -> ToolErr | None:
+        """A request that holds no slot while it runs (a task being made: its runs hold one), counted against the
+        caller's bounds: None when admitted, else the `rate_limited` result to answer with."""
+        ticket = await self.admission.enter(caller.user_id, kind)
+        if isinstance(ticket, Refused):
+            return rate_limited(ticket)
+        await ticket.leave()
+        return None
+
     @contextlib.asynccontextmanager
     async def admitted(
         self,

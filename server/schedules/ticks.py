@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 import anyio
 
+from toolsets.admission.kinds import RequestKind
 from toolsets.assistant.schedule_tools import schedule_uri, tool_ref
 from toolsets.core.context import Caller, ConfirmPolicy, RequestInfo
 from toolsets.core.conversation import ConversationState, MemoryConversation
@@ -107,7 +108,7 @@ class TickRunner:
         attempt = 0
         while True:
             attempt += 1
-            outcome = await door.call(ctx, schedule.tool, schedule.arguments)
+            outcome = await door.call(ctx, schedule.tool, schedule.arguments, kind=RequestKind.SCHEDULED)
             retry = isinstance(outcome, ToolErr) and outcome.retry_later and attempt < MAX_ATTEMPTS
             deadline = upcoming is None or dt.datetime.now(dt.UTC) + dt.timedelta(seconds=RETRY_SECONDS) < upcoming
             if not (retry and deadline):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from bridge.task_store import ClientFlags, TaskLimitError, TaskRecord, TaskStore, TaskSummary, now_ms
+from toolsets.admission.kinds import RequestKind
 from toolsets.core.context import Caller, RequestInfo
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolResult
 from toolsets.core.errors import CallCancelled, ErrorCode
@@ -371,7 +372,7 @@ class TaskEngine:
             composer=ports,
             client=ports,
         )
-        return await door.call(ctx, record.tool, record.arguments)
+        return await door.call(ctx, record.tool, record.arguments, kind=RequestKind.TASK_RUN)
 
     async def _device_sent(self, record: TaskRecord, call: PendingCall) -> None:
         def waiting(current: TaskRecord) -> TaskRecord:

@@ -50,6 +50,7 @@ from server.tasks.wire import (
     outcome,
     task_fields,
 )
+from toolsets.admission.kinds import RequestKind
 
 if TYPE_CHECKING:
     from bridge.task_store import TaskRecord
@@ -137,6 +138,11 @@ class TaskFront:
     ) -> dict[str, Any]:
         server = self._server
         caller, profile = server.surface.resolve()
+        limited = await server.front_door.admit_once(caller, RequestKind.TASK)
+        if limited is not None:  # past the caller's bounds: the call's answer, as any refused call's; no task
+            from server.wire_forms import to_mcp_result
+
+            return to_mcp_result(limited).model_dump(mode="json", by_alias=True, exclude_none=True)
         start = TaskStart(
             caller=caller,
             profile=profile,

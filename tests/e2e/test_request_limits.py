@@ -185,3 +185,38 @@ def test_plugin_resource_reads_and_prompt_gets_have_audit_lines(tmp_path: Path) 
     assert first["user_id"] == "local" or first["user_id"]
     assert first["transport"] == "stdio" and first["latency_ms"] >= 0
     assert requests[1]["arguments"] == {"week": "2026-W11"}
+
+
+@pytest.mark.anyio
+async def test_tasks_made_count_and_their_runs_do_not_count_again(tmp_path: Path) -> None:
+    from tests.support import TASKS_EXTENSION, modern_request
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    schema = {"type": "object", "properties": {"sleep": {"type": "number"}}}
+    body = LIFECYCLE.format(tag="task")
+    (tools / "counter.py").write_text(plugin_source("counter", body, input_schema=schema, task_support="optional"))
+    env = child_env(TRULOOP_JWT_SECRET=SECRET)
+    args = ("--calls-per-minute", "2", "--tools-dir", str(tools), "--data-dir", str(tmp_path / "data"))
+    capabilities = {"extensions": {TASKS_EXTENSION: {}}}
+    with spawn_http_server(*args, env=env) as base:
+        bearer = token("alice")
+        async with httpx.AsyncClient(timeout=30) as http:
+            made = [
+                await modern_request(
+                    http, base, bearer, "tools/call", {"name": "counter", "arguments": {}}, capabilities
+                )
+                for _ in range(3)
+            ]
+            assert [answer.get("resultType") for answer in made[:2]] == ["task", "task"]
+            assert made[2]["isError"] is True and "at most 2 a minute" in made[2]["content"][0]["text"]
+            for answer in made[:2]:  # both ran: a run does not count again
+                with anyio.fail_after(15):
+                    while True:
+                        task = await modern_request(
+                            http, base, bearer, "tasks/get", {"taskId": answer["taskId"]}, capabilities
+                        )
+                        if task["status"] != "working":
+                            break
+                        await anyio.sleep(0.1)
+                assert task["status"] == "completed", task

@@ -408,7 +408,7 @@ class Settings(BaseSettings):
             flag="--calls-per-minute",
             env="TRULOOP_CALLS_PER_MINUTE",
             metavar="N",
-            shown="600 on HTTP, off on stdio",
+            shown="600 on HTTP with sign-in, else off",
         ),
     ] = Field(default=None, ge=0, le=1_000_000)
     max_concurrent_calls: Annotated[
@@ -419,7 +419,7 @@ class Settings(BaseSettings):
             flag="--max-concurrent-calls",
             env="TRULOOP_MAX_CONCURRENT_CALLS",
             metavar="N",
-            shown="16 on HTTP, off on stdio",
+            shown="16 on HTTP with sign-in, else off",
         ),
     ] = Field(default=None, ge=0, le=100_000)
     max_unread_answer_bytes: Annotated[
@@ -844,13 +844,14 @@ class Settings(BaseSettings):
 
     @property
     def request_limits(self) -> "Limits":
-        """The per-user bounds of the admission step: on HTTP, where users share the server, 600 requests a minute
-        and 16 at once unless set; on stdio, which serves the one user who started it, none unless set."""
+        """The per-user bounds of the admission step: where users share the server (HTTP with sign-in), 600 requests
+        a minute and 16 at once unless set; where it serves the one user who started it (stdio, or HTTP on loopback
+        without sign-in), none unless set."""
         from toolsets.admission.limits import Limits
 
-        http = self.transport != "stdio"
-        per_minute = self.calls_per_minute if self.calls_per_minute is not None else (600 if http else 0)
-        concurrent = self.max_concurrent_calls if self.max_concurrent_calls is not None else (16 if http else 0)
+        shared = self.transport != "stdio" and self.auth_enabled
+        per_minute = self.calls_per_minute if self.calls_per_minute is not None else (600 if shared else 0)
+        concurrent = self.max_concurrent_calls if self.max_concurrent_calls is not None else (16 if shared else 0)
         return Limits(per_minute=per_minute, concurrent=concurrent)
 
     @property

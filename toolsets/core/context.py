@@ -30,6 +30,7 @@ class Caller:
     role: Role = "member"
     timezone: str = "UTC"
     claims: Mapping[str, Any] = field(default_factory=dict)
+    locale: str = "en"  # a BCP 47 tag (`ko-KR`, `en`): the language of the text this caller reads
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,9 @@
 
 Each failed or timed-out call of a plugin version (the catalog's listener: `on_outcome`) becomes a `call` entry,
 its arguments masked as the audit log masks them, with the user who called (readers other than that user see their
-shape only: feedback_view.py); each hold or rollback the canary decides (`decided`) becomes a
-`hold` or `rollback` entry with its rule, the numbers of both windows it was decided on and sample failing inputs
-of the candidate, and an audit line (`event: tool_feedback`). The store keeps the newest entries of each tool
+shape only: feedback_view.py); each hold or rollback the canary decides (`decided`) becomes a `hold` or `rollback`
+entry with its rule, the numbers of both windows it was decided on and sample failing inputs of the candidate, and
+an audit line (`event: tool_feedback`). The store keeps the newest entries of each tool
 (`MAX_FEEDBACK_PER_TOOL`). `replay_inputs` gives back the inputs the next version is rehearsed on: only its author's
 own (a rehearsal runs the author's code on them, and its answer shows them to the author). Recording never
 fails a call: a store that cannot answer is logged and the call goes on.
@@ -133,7 +133,7 @@ class FeedbackRecorder:
         seen: set[str] = set()
         for entry in await self.store.recent(tool):
             if entry.kind == "call":
-                own = entry.arguments is not None and not entry.masked and entry.user_id == author
+                own = not entry.masked and entry.user_id == author
                 inputs = [entry.arguments] if own and entry.arguments is not None else []
                 origin = f"feedback: a {entry.code} of version {entry.version} ({entry.route})"
             else:

@@ -112,9 +112,9 @@ def _longest_phone(candidate: str, checks: _Checks) -> int:
     while end > 0:
         prefix = candidate[:end]
         digits = len(prefix.translate(_SEPARATORS)) - (2 if international else 0)
-        if digits < 7:  # no country's numbers are shorter
+        if digits < 7:  # shorter runs are counts, codes and times far more often than phones
             return 0
-        if digits <= 15 and checks.ask(assigned, "+" + prefix[2:] if international else prefix):  # E.164's most
+        if digits <= 15 and checks.ask(assigned, "+" + prefix[2:] if international else prefix):  # E.164: 15 at most
             return end
         end = candidate.rfind(" ", 0, end)
     return 0

@@ -57,8 +57,29 @@ CORPUS: tuple[MaskingCase, ...] = (
     MaskingCase("phone", "도쿄 +81 3-1234-5678 으로", "도쿄 [phone] 으로"),
     MaskingCase("phone", "+49.30.1234567", "[phone]"),
     MaskingCase("phone", "Moscow +7 495 123-45-67", "Moscow [phone]"),
+    # North American numbers written without `+` (libphonenumber's US metadata checks them)
+    MaskingCase("phone", "1 (212) 555-0123", "[phone]"),
+    MaskingCase("phone", "call John at 1 (212) 555-0123 tonight", "call John at [phone] tonight"),
+    MaskingCase("phone", "뉴욕 사무실 (212) 555-0123", "뉴욕 사무실 [phone]"),
+    MaskingCase("phone", "1-212-555-0123", "[phone]"),
+    MaskingCase("phone", "tel. 02)123-4567", "tel. [phone]"),
     MaskingCase("keep", "score +3 5 7", "score +3 5 7"),
     MaskingCase("keep", "ISBN 978-3-16-148410-0", "ISBN 978-3-16-148410-0"),
+    # IBANs: grouped or not, checked by their mod-97 digits and their country's length
+    MaskingCase("iban", "DE89 3704 0044 0532 0130 00", "[iban]"),
+    MaskingCase("iban", "GB82WEST12345698765432", "[iban]"),
+    MaskingCase("iban", "IBAN GB82 WEST 1234 5698 7654 32 로 송금", "IBAN [iban] 로 송금"),
+    MaskingCase("iban", "pay DE89370400440532013000.", "pay [iban]."),
+    MaskingCase("iban", "DE89 3704 0044 0532 0130 00 OK", "[iban] OK"),
+    MaskingCase("keep", "GB82WEST12345698765433", "GB82WEST12345698765433"),  # wrong check digits
+    MaskingCase("keep", "AB12 CDEF GHIJ KLMN", "AB12 CDEF GHIJ KLMN"),
+    # Korean business registration numbers: their parts and check digit
+    MaskingCase("brn", "사업자등록번호 220-81-62517 입니다", "사업자등록번호 [brn] 입니다"),
+    MaskingCase("brn", "거래처 124-81-00998", "거래처 [brn]"),
+    MaskingCase("keep", "220-81-62518", "220-81-62518"),  # wrong check digit
+    MaskingCase("keep", "123-45-67890", "123-45-67890"),
+    # a resident registration number's birth date must exist
+    MaskingCase("keep", "990231-1234567", "990231-1234567"),
     # bearer tokens and JWTs
     MaskingCase("bearer", "Bearer abc.def.ghi", "[bearer]"),
     MaskingCase("bearer", "Authorization: Bearer abc.def.ghi", "Authorization: [bearer]"),

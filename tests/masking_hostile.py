@@ -63,6 +63,18 @@ HOSTILE: tuple[tuple[str, str], ...] = (
     ("number: (00)*N", _fill("00")),
     ("number: (+1(1) )*N", _fill("+1(1) ")),
     ("number: +1 (12.)*N", _fill("12.", head="+1 ")),
+    ("number: (1 (212) 555-0123 )*N", _fill("1 (212) 555-0123 ")),
+    ("number: (+1 415 555 2671 )*N", _fill("+1 415 555 2671 ")),
+    ("number: (1 (2) )*N", _fill("1 (2) ")),
+    ("number: (1-)*N (US shape)", _fill("1-", head="1 ")),
+    ("number: (220-81-62517 )*N", _fill("220-81-62517 ")),
+    ("number: (123-45-)*N", _fill("123-45-")),
+    # IBANs
+    ("iban: (DE89 3704 0044 0532 0130 00 )*N", _fill("DE89 3704 0044 0532 0130 00 ")),
+    ("iban: (DE89 )*N", _fill("DE89 ")),
+    ("iban: DE89 (A)*N", _fill("A", head="DE89 ")),
+    ("iban: DE89 (A )*N", _fill("A ", head="DE89")),
+    ("iban: (GB82WEST1234 )*N", _fill("GB82WEST1234 ")),
     # the value after a word naming a secret
     ("secret: password=x*N", "password=" + "x" * SIZE),
     ("secret: (pw:)*N", _fill("pw:")),

@@ -1,5 +1,6 @@
 """`truloop-mcp tools feedback NAME`: a tool's feedback (failed calls, canary holds and rollbacks), read from the
-server's store (`--data-dir`, or `--database-url`), newest first, as text or JSON."""
+server's store (`--data-dir`, or `--database-url`), newest first, as text or JSON. The operator is nobody's caller:
+arguments and failing inputs are shown by shape (toolsets/extensions/plugins/feedback_view.py)."""
 
 from __future__ import annotations
 
@@ -33,11 +34,12 @@ def show_feedback(settings: Settings, name: str, limit: int, as_json: bool) -> s
 
 
 async def _read(settings: Settings, name: str, limit: int) -> list[FeedbackEntry]:
+    from toolsets.extensions.plugins.feedback_view import seen_by
     from toolsets.infra.store.backend import open_backend
 
     backend = open_backend(settings.data_dir, settings.database_url)
     try:
-        return await backend.feedback.recent(name, limit)
+        return [seen_by(entry, None) for entry in await backend.feedback.recent(name, limit)]
     finally:
         await backend.aclose()
 

@@ -30,6 +30,8 @@ NOT_BEFORE_INITIALIZE = (
     "toolsets.pipeline.audit.audit_middleware",
     "toolsets.pipeline.audit.writer",
     "toolsets.pipeline.audit.masking",
+    "phonenumbers",  # the masker's libraries: imported on the first masked number (numbers.py)
+    "stdnum",
     "toolsets.assistant.directory",
     "toolsets.extensions.exposure.tools",
     "toolsets.assistant.datetime_tools",

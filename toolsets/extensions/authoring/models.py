@@ -74,14 +74,20 @@ class FeedbackItem(BaseModel):
     version: str = Field(description="The tool version it is about (a rollout's candidate)")
     route: str = Field(description="stable, canary, trial or scheduled")
     at: str = Field(description="When, ISO 8601 UTC")
-    arguments: dict[str, Any] | None = Field(default=None, description="A call's arguments, masked like the audit log")
+    arguments: dict[str, Any] | None = Field(
+        default=None,
+        description="A call's arguments: your own call's masked like the audit log; another user's by shape only "
+        '(per argument its type and length, e.g. {"type": "string", "length": 23})',
+    )
     code: str | None = Field(default=None, description="A call's error code")
     message: str = Field(description="The error the call returned, or the decision's reason")
     rule: str | None = Field(default=None, description="The canary rule that held or rolled back")
     windows: dict[str, Any] | None = Field(
         default=None, description="candidate / stable: both windows' numbers when the canary decided"
     )
-    samples: list[dict[str, Any]] = Field(default_factory=list, description="Failing inputs of the candidate")
+    samples: list[dict[str, Any]] = Field(
+        default_factory=list, description="Failing inputs of the candidate (another user's by shape only)"
+    )
 
 
 class ToolFeedback(BaseModel):

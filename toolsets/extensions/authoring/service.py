@@ -30,6 +30,7 @@ from toolsets.extensions.authoring.models import (
     ToolFeedback,
     ToolListing,
 )
+from toolsets.extensions.plugins.feedback_view import seen_by
 from toolsets.extensions.plugins.source import MAX_SOURCE_BYTES
 from toolsets.infra.store.feedback import MAX_FEEDBACK_PER_TOOL
 from toolsets.pipeline.canary.cause import cause
@@ -166,7 +167,7 @@ class ToolAuthoring:
 
         version = PluginSource.version_of(data)
         try:
-            cases = await self._cases(name, data)
+            cases = await self._cases(name, data, ctx.caller.user_id)
         except rehearsal.CasesError as exc:
             return str(exc), version, False
         try:
@@ -185,9 +186,9 @@ class ToolAuthoring:
             await checked.retire()
         return None, version, False
 
-    async def _cases(self, name: str, data: bytes) -> list[rehearsal.Case]:
+    async def _cases(self, name: str, data: bytes, author: str) -> list[rehearsal.Case]:
         """What the version is rehearsed on: its TOOL_CASES (else those of the version it replaces), then the
-        inputs of the tool's latest feedback."""
+        inputs of the tool's latest feedback that were the author's own calls."""
         cases = rehearsal.declared_cases(data.decode("utf-8", "replace"))
         if cases is None:
             stable = self.catalog.versions().get(name)
@@ -199,7 +200,7 @@ class ToolAuthoring:
         found = list(cases or [])
         if self.catalog.feedback is not None:
             try:
-                inputs = await self.catalog.feedback.replay_inputs(name)
+                inputs = await self.catalog.feedback.replay_inputs(name, author)
             except Exception as exc:
                 logger.warning("feedback of %s not read for its rehearsal (%s)", name, exc)
                 inputs = []
@@ -282,12 +283,13 @@ class ToolAuthoring:
 
     # -- reading -----------------------------------------------------------------------------------------------
 
-    async def feedback(self, name: str, limit: int) -> ToolFeedback:
+    async def feedback(self, name: str, limit: int, viewer: str) -> ToolFeedback:
+        """The tool's feedback as `viewer` may read it: their own calls' arguments, others' by shape only."""
         self._valid(name)
         recorder = self.catalog.feedback
         if recorder is None:
             raise ToolError("No feedback is kept by this server.", code=ErrorCode.NOT_CONFIGURED)
-        entries = await recorder.recent(name, limit)
+        entries = [seen_by(entry, viewer) for entry in await recorder.recent(name, limit)]
         return ToolFeedback(
             name=name,
             kept=MAX_FEEDBACK_PER_TOOL,

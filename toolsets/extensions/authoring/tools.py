@@ -70,13 +70,15 @@ def authoring_toolset(catalog: PluginCatalog, folder: Path, emit: Emit | None = 
 
     @toolset.tool(hints=READ_ONLY)
     async def get_tool_feedback(
+        ctx: ToolContext[Any],
         name: ToolName,
         limit: Annotated[int, Field(ge=1, le=MAX_FEEDBACK_PER_TOOL, description="How many entries, newest first")] = 20,
     ) -> ToolFeedback:
         """What went wrong with a tool's versions, newest first: each failed or timed-out call (its version, route,
-        masked arguments and error) and each canary hold or rollback (the rule, both windows' numbers, sample
-        failing inputs). Read it before writing a fix: the next version is rehearsed on these inputs."""
-        return await authoring.feedback(name, limit)
+        arguments and error) and each canary hold or rollback (the rule, both windows' numbers, sample failing
+        inputs). Your own calls' arguments are shown masked; other users' only by shape (each argument's type and
+        length). Read it before writing a fix: the next version is rehearsed on your own failed inputs."""
+        return await authoring.feedback(name, limit, ctx.caller.user_id)
 
     @toolset.tool(hints=ToolHints(destructive=True))
     async def create_or_update_custom_tool_file(

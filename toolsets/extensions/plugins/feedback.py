@@ -1,10 +1,12 @@
 """`FeedbackRecorder`: what a plugin tool version got wrong, kept in the store for the model that wrote it.
 
 Each failed or timed-out call of a plugin version (the catalog's listener: `on_outcome`) becomes a `call` entry,
-its arguments masked as the audit log masks them; each hold or rollback the canary decides (`decided`) becomes a
-`hold` or `rollback` entry with its rule, the numbers of both windows it was decided on and sample failing inputs
-of the candidate, and an audit line (`event: tool_feedback`). The store keeps the newest entries of each tool
-(`MAX_FEEDBACK_PER_TOOL`). `replay_inputs` gives back the inputs the next version is rehearsed on. Recording never
+its arguments masked as the audit log masks them, with the user who called (readers other than that user see their
+shape only: feedback_view.py); each hold or rollback the canary decides (`decided`) becomes a `hold` or `rollback`
+entry with its rule, the numbers of both windows it was decided on and sample failing inputs of the candidate, and
+an audit line (`event: tool_feedback`). The store keeps the newest entries of each tool
+(`MAX_FEEDBACK_PER_TOOL`). `replay_inputs` gives back the inputs the next version is rehearsed on: only its author's
+own (a rehearsal runs the author's code on them, and its answer shows them to the author). Recording never
 fails a call: a store that cannot answer is logged and the call goes on.
 """
 
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolsets.core.envelope import ToolErr
 from toolsets.core.errors import ErrorCode
+from toolsets.extensions.plugins.feedback_view import shape_of_arguments
 from toolsets.extensions.plugins.outcome import PluginOutcome
 from toolsets.infra.store.feedback import MAX_FEEDBACK_PER_TOOL, FeedbackEntry
 
@@ -75,6 +78,7 @@ class FeedbackRecorder:
             route=route,
             at=time.time(),
             arguments=arguments,
+            user_id=heard.user_id,
             masked=arguments != sent,
             code=outcome.code.value,
             message=outcome.reason[:MESSAGE_CHARS],
@@ -88,11 +92,12 @@ class FeedbackRecorder:
             return None
         try:
             earlier = await self.store.recent(state.tool)
-            samples = [
-                entry.arguments
+            failed = [
+                entry
                 for entry in earlier
                 if entry.kind == "call" and entry.version == state.candidate and entry.arguments is not None
             ][:SAMPLES]
+            samples = [entry.arguments for entry in failed if entry.arguments is not None]
             windows: dict[str, Any] | None = {key: value.model_dump() for key, value in state.metrics.items()} or None
             if state.scheduled is not None and (decision.rule or "").startswith("scheduled"):
                 windows = {"scheduled": state.scheduled.model_dump()}
@@ -108,6 +113,7 @@ class FeedbackRecorder:
                 stable_version=state.stable,
                 windows=windows,
                 samples=samples,
+                sample_users=[entry.user_id for entry in failed],
             )
             await self.store.add(entry)
         except Exception as exc:
@@ -119,17 +125,24 @@ class FeedbackRecorder:
     async def recent(self, tool: str, limit: int = MAX_FEEDBACK_PER_TOOL) -> list[FeedbackEntry]:
         return await self.store.recent(tool, limit)
 
-    async def replay_inputs(self, tool: str, limit: int = REPLAY) -> list[tuple[dict[str, Any], str]]:
-        """The inputs of the latest feedback (failed calls, and a hold's or a rollback's samples), each once and
-        newest first, with where it came from; masked arguments are left out (they are not what was sent)."""
+    async def replay_inputs(self, tool: str, author: str, limit: int = REPLAY) -> list[tuple[dict[str, Any], str]]:
+        """The inputs of the latest feedback (failed calls, and a hold's or a rollback's samples) that were
+        `author`'s own calls, each once and newest first, with where it came from; masked arguments are left out
+        (they are not what was sent). Another user's input is never replayed: the author's code would read it."""
         found: list[tuple[dict[str, Any], str]] = []
         seen: set[str] = set()
         for entry in await self.store.recent(tool):
             if entry.kind == "call":
-                inputs = [entry.arguments] if entry.arguments is not None and not entry.masked else []
+                own = not entry.masked and entry.user_id == author
+                inputs = [entry.arguments] if own and entry.arguments is not None else []
                 origin = f"feedback: a {entry.code} of version {entry.version} ({entry.route})"
             else:
-                inputs = list(entry.samples)
+                owners = entry.sample_users
+                inputs = [
+                    sample
+                    for index, sample in enumerate(entry.samples)
+                    if index < len(owners) and owners[index] == author
+                ]
                 origin = f"feedback: the {entry.kind} of version {entry.version} (rule {entry.rule})"
             for arguments in inputs:
                 key = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
@@ -154,7 +167,7 @@ class FeedbackRecorder:
             "rule": entry.rule,
             "reason": entry.message,
             "windows": entry.windows,
-            "samples": entry.samples,
+            "samples": [shape_of_arguments(sample) for sample in entry.samples],  # the operator's: shapes only
         }
         try:
             self.emit(line)

@@ -1,5 +1,5 @@
 """What the catalog's listeners hear of each plugin call: the tool, the version that ran, how the call was routed,
-its (validated) arguments and its envelope (the authoring trials and the feedback recorder follow calls)."""
+its (validated) arguments, its envelope and who called (the authoring trials and the feedback recorder follow calls)."""
 
 from __future__ import annotations
 
@@ -20,3 +20,4 @@ class PluginOutcome:
     route: Route
     arguments: BaseModel  # validated; dumped only by a listener that keeps them
     outcome: ToolResult
+    user_id: str | None = None  # the caller: feedback shows a call's arguments to that user only

@@ -117,7 +117,7 @@ class PluginTool(Tool):
             if errors:
                 raise ToolError(
                     f"The tool {self.name} returned a result that does not match its output_schema "
-                    f"({_described(errors)}); the plugin needs fixing.",
+                    f"({_described_result(errors)}); the plugin needs fixing.",
                     code=ErrorCode.HANDLER_ERROR,
                 )
         return PluginResult(value if isinstance(value, dict) else {"result": value})
@@ -144,6 +144,17 @@ def json_value(value: Any, name: str) -> Any:
             f"The tool {name} returned a result that is not JSON data ({exc}); the plugin needs fixing.",
             code=ErrorCode.HANDLER_ERROR,
         ) from None
+
+
+def _described_result(errors: list[Any]) -> str:
+    """Where a result breaks its output_schema and which rule, without the values found there: a result may carry
+    the caller's words, and this message is feedback another user (the tool's author) reads."""
+    parts = []
+    for error in errors[:MAX_PROBLEMS]:
+        where = ".".join(str(part) for part in error.absolute_path) or "result"
+        rule = json.dumps(error.validator_value, ensure_ascii=False, default=str)[:200]
+        parts.append(f"{where}: fails {error.validator} {rule}")
+    return "; ".join(parts)
 
 
 def _described(errors: list[Any]) -> str:

@@ -39,5 +39,8 @@ class PluginToolset(AbstractToolset):
         outcome = await settle(call.tool.name, self.catalog.canary.run(call))  # the stable version, or its candidate
         if self.catalog.outcome_listeners:
             version = call.notes.tool_version or call.tool.version.version
-            await self.catalog.heard(PluginOutcome(call.tool.name, version, call.notes.route, call.arguments, outcome))
+            heard = PluginOutcome(
+                call.tool.name, version, call.notes.route, call.arguments, outcome, call.ctx.caller.user_id
+            )
+            await self.catalog.heard(heard)
         return outcome

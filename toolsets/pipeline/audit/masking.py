@@ -3,10 +3,11 @@
 Three nets, applied to every string (keys and values) of a call's arguments:
 1. a key that names a secret or a contact (`password`, `api_key`, `authorization`, `phone`, `email`, `비밀번호`,
    ...) has its whole value replaced;
-2. in free text (a memory, a message) values shaped like bearer tokens, JWTs, API keys, email addresses, Korean
-   resident registration numbers, card numbers (Luhn-checked) and phone numbers (Korean and international) are
-   replaced, and so is the value after a word that names a secret (`password: ...`, `pw=...`, `token: ...`,
-   `비밀번호는 ...`); dates, times, ids, hashes, versions and ordinary numbers are left alone;
+2. in free text (a memory, a message) values shaped like bearer tokens, JWTs, API keys, email addresses, IBANs,
+   Korean resident and business registration numbers, card numbers and phone numbers (Korean and international,
+   checked by python-stdnum and phonenumbers: numbers.py) are replaced, and so is the value after a word that
+   names a secret (`password: ...`, `pw=...`, `token: ...`, `비밀번호는 ...`); dates, times, ids, hashes, versions
+   and ordinary numbers are left alone;
 3. any value the server knows as a secret (its JWT secret, state keys, upstream keys) is replaced.
 Then long strings are cut, and deep or long structures are bounded, so one call cannot bloat the log.
 
@@ -22,6 +23,8 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from toolsets.pipeline.audit.numbers import mask_numbers
 
 MASKED = "[masked]"
 MAX_STRING = 512  # characters of one string kept in a line
@@ -40,52 +43,6 @@ _SECRET_KEY = re.compile(
     r"|cardnumber|creditcard|^cardno$|^cvc$|^cvv$"
     r"|비밀번호|비번|암호|패스워드|주민|카드번호|전화|휴대폰|핸드폰|연락처|이메일"
 )
-
-# Numbers and tokens are bounded by ASCII only: Korean text often touches a number (`010-1234-5678입니다`).
-_START = r"(?<![0-9A-Za-z_.+-])"
-_END = r"(?![0-9A-Za-z_]|-\d)"
-
-
-_LUHN_DOUBLED = str.maketrans("0123456789", "0246813579")  # a digit doubled, less 9 when that is over 9
-
-
-def _luhn(digits: str) -> bool:
-    """The Luhn check, without a Python loop per digit (a hostile run of card-shaped groups calls it often)."""
-    return sum(map(int, digits[-1::-2] + digits[-2::-2].translate(_LUHN_DOUBLED))) % 10 == 0
-
-
-def _card_network(digits: str) -> bool:
-    """Whether a card network issues numbers starting so: Visa 4, Mastercard 51-55 and 2221-2720, Amex 34/37,
-    Diners 300-305/36/38, JCB 35, Discover, UnionPay and Maestro 5x/6x, Korean domestic cards 9. An order
-    number or a timestamp (`2026...`, `1...`) is none of them."""
-    first = digits[0]
-    if first in "4569":
-        return True
-    if first == "3":
-        return digits[1] in "4578" or "300" <= digits[:3] <= "305"
-    return first == "2" and "2221" <= digits[:4] <= "2720"
-
-
-def _card(match: re.Match[str]) -> str:
-    """A card number when its digits have a network's prefix and pass the Luhn check; a trailing group of 3 (a
-    19-digit card) may be something else (`4111 1111 1111 1111 123`): then the 16 digits before it are tried."""
-    text = match.group()
-    digits = text.replace(" ", "").replace("-", "")  # the only separators the pattern takes
-    if not _card_network(digits):
-        return text
-    if _luhn(digits):
-        return "[card]"
-    if match.group("fifth") and _luhn(digits[:-3]):
-        return "[card]" + match.group("fifth")
-    return text
-
-
-def _international(match: re.Match[str]) -> str:
-    """An international number has 8 to 15 digits after its prefix (`+` or `00`), as E.164 allows."""
-    text = match.group()
-    digits = sum(char.isdigit() for char in text) - (2 if text.startswith("00") else 0)
-    return "[phone]" if 8 <= digits <= 15 else text
-
 
 # A word naming a secret, in free text: the word stays, the value after it is masked. After `:` or `=` (or
 # English `is`/`was`) any value; after a bare space (or a Korean particle) only a value that looks like one:
@@ -175,8 +132,7 @@ def _mask_jwts(text: str) -> str:
 
 
 _API_KEY_HINT = re.compile(r"sk-|AIza|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|secret_|ntn_|_live_|_test_")
-_NUMBER_HINT = re.compile(r"\d{3}[ .-]?\d{4}")  # in every number below but the international ones, not in dates
-_INTERNATIONAL_HINT = re.compile(r"\+[1-9]|00[1-9]")
+_DIGIT = re.compile(r"\d")
 _WORD_HINT = re.compile(
     r"pass|pw|pin|otp|secret|token|key|auth|credential|비밀번호|비번|암호|패스워드|인증번호|보안코드|핀번호"
 )
@@ -223,51 +179,9 @@ _STAGES: tuple[tuple[Gate, tuple[Rewrite, ...]], ...] = (
         lambda text, lowered: "@" in text,
         (_mask_emails,),
     ),
-    (
-        lambda text, lowered: _NUMBER_HINT.search(text),
-        (
-            # Korean resident registration number: YYMMDD, then 1-8 (century and sex, or a foreigner's), 6 digits.
-            _sub(
-                re.compile(rf"{_START}\d{{2}}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-?[1-8]\d{{6}}{_END}"),
-                "[rrn]",
-            ),
-            # Card numbers: 13-19 digits, whole or in groups (4-4-4-4[-3], Amex 4-6-5, Diners 4-6-4), a network's
-            # prefix, Luhn-checked.
-            _sub(
-                re.compile(
-                    rf"{_START}[1-9](?:\d{{12,18}}"
-                    r"|\d{3}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,4}(?P<fifth>(?P=sep)\d{3})?"
-                    rf"|\d{{3}}(?P<amex>[ -])\d{{6}}(?P=amex)\d{{4,5}}){_END}"
-                ),
-                _card,
-            ),
-            # Korean numbers: mobile 010-1234-5678 / 01012345678 / +82 10 1234 5678, landline 02-123-4567,
-            # 031-...; never preceded or followed by a digit or a dash, so 2026-03-10 and its times stay.
-            _sub(
-                re.compile(
-                    r"(?<![0-9A-Za-z_+-])(?:\+82[ .-]?\(?0?\)?[ .-]?|\(?0)"  # +82 (0)10 or 010
-                    r"(?:1[016789]|2|[3-6][1-5]|70|50[2-8])\)?[ .-]?\d{3,4}[ .-]?\d{4}"  # mobile, Seoul, regions, VoIP
-                    r"(?![0-9A-Za-z_-])"
-                ),
-                "[phone]",
-            ),
-        ),
-    ),
-    # Any other international number, `+` or `00` then the country code: +1 (415) 555-2671, +447911123456,
-    # 0044 20 7946 0958, +49 30 1234567, +81 3-1234-5678, 0033 1 23 45 67 89 (spaces, dots or dashes). Groups after
-    # the first need a separator and are bounded, so nothing here backtracks far; `_international` counts the digits.
-    (
-        lambda text, lowered: _INTERNATIONAL_HINT.search(text),
-        (
-            _sub(
-                re.compile(
-                    r"(?<![0-9A-Za-z_+])(?:\+[1-9]\d{0,2}|00[1-9]\d{0,2}(?=[ .-]))(?:[ .-]?\(\d{1,4}\))?"
-                    r"[ .-]?\d{1,12}(?:[ .-]\d{1,8}){0,5}(?![0-9A-Za-z_]|-\d)"
-                ),
-                _international,
-            ),
-        ),
-    ),
+    # IBANs, resident and business registration numbers, cards and phones (numbers.py: regexes find them, the
+    # libraries check them)
+    (lambda text, lowered: _DIGIT.search(text), (mask_numbers,)),
     (lambda text, lowered: _WORD_HINT.search(lowered), (_sub(_SECRET_VALUE, rf"\g<word>{MASKED}"),)),
 )
 _SHORT = 64  # strings up to this long (dates, enums, ids) repeat: their masked form is remembered

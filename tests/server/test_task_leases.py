@@ -41,7 +41,7 @@ class CountingDoor:
     def context_for(self, caller: Caller, profile: str, **parts: Any) -> Any:
         return self.inner.context_for(caller, profile, **parts) if self.inner is not None else None
 
-    async def call(self, ctx: Any, name: str, arguments: dict[str, Any]) -> Any:
+    async def call(self, ctx: Any, name: str, arguments: dict[str, Any], **_: Any) -> Any:
         self.runs.append(name)
         await anyio.sleep(self.seconds)
         return await self.inner.call(ctx, name, arguments) if self.inner is not None else ToolOk(Done())

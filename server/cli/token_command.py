@@ -1,6 +1,6 @@
-"""`truloop-mcp token --user ID [--role R] [--groups G] [--zoneinfo ZONE] [--locale TAG] [--ttl 1h] [--url URL]`:
-mint a bearer token for the configured static secret (TRULOOP_JWT_SECRET), for a host's configuration or a device.
-Prints only the token.
+"""`truloop-mcp token --user ID [--role R] [--groups G] [--ttl 1h] [--url URL]`: mint a bearer token for the
+configured static secret (TRULOOP_JWT_SECRET), for a host's configuration or a device. Prints only the token.
+`--zoneinfo ZONE` and `--locale TAG` add the user's zone and language (OpenID Connect's claims), checked first.
 
 Its audience is the resource of the route `--url` names (a running server's URL, e.g. the one a `--port 0` server
 printed): `.../mcp` and `.../metrics` (which belongs to it) the main resource, `.../notification-safe/mcp` that

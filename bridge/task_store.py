@@ -71,6 +71,7 @@ class TaskRecord(BaseModel):
     profile: str = "member"
     role: str = "member"
     timezone: str = "UTC"
+    locale: str = "en"  # the caller's language, kept as their zone is (records from before it read as English)
     claims: dict[str, Any] = Field(default_factory=dict)
     arguments: dict[str, Any] = Field(default_factory=dict)
     modern: bool = True  # made by a 2026-07-28 request (else a 2025-11-25 session's)

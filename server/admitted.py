@@ -28,7 +28,7 @@ LIMITED = -32000
 async def admitted(
     server: TruloopMCP, request: ServerRequestContext[Any, Any], kind: RequestKind, target: str, arguments: Any = None
 ) -> AsyncIterator[None]:
-    caller, profile = server.surface.resolve()
+    caller, profile = await server.surface.resolve()
     info = server.request_info(request, profile)
     try:
         async with server.front_door.admitted(caller, info, kind, target, arguments):

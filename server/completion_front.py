@@ -49,7 +49,7 @@ class CompletionFront:
         )
 
     async def _values(self, ref: Any, argument: str, partial: str) -> Completed:
-        scope = self._resources.scope()
+        scope = await self._resources.scope()
         listed = self._plugin_values(ref, argument, scope.profile)
         if listed is not None:
             needle = partial.casefold()

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from server.schedules.ticks import TickRunner
     from server.tasks.engine import TaskEngine
     from toolsets.admission.admission import Admission
+    from toolsets.assistant.directory_localities import DirectoryLocalities
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -349,7 +350,22 @@ class Deployment:
     # -- fronts ------------------------------------------------------------------------------------------------
 
     def default_caller(self) -> Caller:
+        """The caller without a token, in the server's zone and language (`caller()`: in their own)."""
         return default_caller(self.settings)
+
+    @cached_property
+    def directory_localities(self) -> DirectoryLocalities:
+        """The zone and language the user directory holds for each user (`server.identity.located`)."""
+        from toolsets.assistant.directory_localities import DirectoryLocalities
+
+        return DirectoryLocalities(self.services.users)
+
+    async def caller(self) -> Caller:
+        """The caller without a token (stdio's `--user`, the pipe, in-process), in their zone and language."""
+        from server.identity import located
+
+        default = self.default_caller()
+        return located({}, await self.directory_localities.of(default.user_id), default)
 
     def mcp_server(self, member_profile: str | None = None, **kwargs: Any) -> TruloopMCP:
         """An MCP server over this deployment; `member_profile` None is stdio's (or unauthenticated HTTP's)
@@ -360,7 +376,12 @@ class Deployment:
 
         settings = self.settings
         profile = member_profile or settings.profile
-        surface = Surface(member_profile=profile, default_caller=self.default_caller(), default_profile=profile)
+        surface = Surface(
+            member_profile=profile,
+            default_caller=self.default_caller(),
+            default_profile=profile,
+            directory=self.directory_localities,
+        )
         if settings.state_keys:
             from mcp.server.request_state import RequestStateSecurity
 
@@ -382,7 +403,7 @@ class Deployment:
 
 
 def default_caller(settings: Settings) -> Caller:
-    return Caller(user_id=settings.user, role="member", timezone=settings.timezone)
+    return Caller(user_id=settings.user, role="member", timezone=settings.timezone, locale=settings.locale)
 
 
 def sendbird_channel(settings: Settings) -> ChannelSender | None:

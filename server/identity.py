@@ -8,8 +8,8 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -17,6 +17,7 @@ from pydantic import SecretStr
 
 from toolsets.core.context import Caller
 from toolsets.core.roles import OPERATOR, TOKEN_ROLES, tool_role
+from toolsets.infra.locality import Locality, locale_or_none, zone_or_none
 
 if TYPE_CHECKING:
     from server.issuer_keys import IssuerKeys
@@ -58,7 +59,8 @@ class JwtVerifier:
     a token without `aud` is refused, since it could be meant for any service that shares the key. `exp`,
     `nbf` and `iat` given as numeric strings are read as numbers (anything else is refused), so a token is
     never kept past its `exp`. Claims: `sub` (required), the role (`member` | `guest` | `operator`, a member who
-    may also read /metrics; absent means `guest`), optional `zoneinfo` (the user's IANA time zone).
+    may also read /metrics; absent means `guest`), optional `zoneinfo` and `locale` (the user's IANA time zone
+    and BCP 47 language, `located`).
 
     A token that verified is remembered by its SHA-256 (never the token itself) until its `exp`, and for at
     most `CACHE_SECONDS`, so a client's next requests skip the signature and the claim checks; `nbf` and
@@ -275,16 +277,36 @@ def verifier_for(settings: Settings, audiences: Iterable[str]) -> JwtVerifier:
     )
 
 
-def caller_from_claims(claims: Mapping[str, Any], default_timezone: str) -> Caller:
+def located(claims: Mapping[str, Any], listed: Locality, default: Caller) -> Caller:
+    """`default` in its zone and language: the first source that states each wins, in this order (the one place
+    that holds it, docs/sign-in.md "Zone and language"):
+
+    1. the token's `zoneinfo` and `locale` claims (OpenID Connect's; one that is not a zone or a tag is ignored);
+    2. the user directory's `timezone` and `locale` (`listed`);
+    3. `--timezone` and `--locale`, which default to the machine's zone and language: `default`'s own.
+    """
+    return replace(
+        default,
+        timezone=zone_or_none(claims.get("zoneinfo")) or listed.timezone or default.timezone,
+        locale=locale_or_none(claims.get("locale")) or listed.locale or default.locale,
+    )
+
+
+def caller_from_claims(claims: Mapping[str, Any], default: Caller, listed: Locality | None = None) -> Caller:
     """The caller a verified token names (its claims already carry the role, mapped for an issuer's tokens; an
-    operator is a member to the tools)."""
-    zone = claims.get("zoneinfo")
-    return Caller(
+    operator is a member to the tools), in the zone and language `located` finds (`default`: the server's)."""
+    caller = Caller(
         user_id=str(claims["sub"]),
         role=tool_role(claims.get("role", "guest")),
-        timezone=zone if isinstance(zone, str) and zone else default_timezone,
+        timezone=default.timezone,
+        locale=default.locale,
         claims=dict(claims),
     )
+    return located(claims, listed or Locality(), caller)
+
+
+class DirectoryLocalities(Protocol):
+    async def of(self, user_id: str) -> Locality: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,19 +316,31 @@ class Surface:
     `member_profile` is what members get (`member` at /mcp, `notification-safe` at
     /notification-safe/mcp, or `--profile` on stdio); guests always get `guest`.
     Without a token (stdio, or loopback HTTP without a secret) the caller is `default_caller`.
+    `directory` says the zone and language the user directory holds for a user (None: no directory).
     """
 
     member_profile: str
     default_caller: Caller
     default_profile: str
+    directory: DirectoryLocalities | None = None
 
-    def resolve(self) -> tuple[Caller, str]:
-        """The caller of the current request and the name of the profile they get."""
+    async def resolve(self) -> tuple[Caller, str]:
+        """The caller of the current request, in their zone and language, and the name of the profile they get."""
+        token = get_access_token()
+        claims = token.claims if token is not None else None
+        user_id = str(claims["sub"]) if claims is not None else self.default_caller.user_id
+        listed = await self.directory.of(user_id) if self.directory is not None else Locality()
+        if claims is None:
+            return located({}, listed, self.default_caller), self.default_profile
+        caller = caller_from_claims(claims, self.default_caller, listed)
+        return caller, self._profile_of(caller.role)
+
+    def owner(self) -> tuple[str, str]:
+        """The current request's user id and the name of their profile (`resolve()`, without the zone and language)."""
         token = get_access_token()
         if token is None or token.claims is None:
-            return self.default_caller, self.default_profile
-        caller = caller_from_claims(token.claims, self.default_caller.timezone)
-        return caller, self._profile_of(caller.role)
+            return self.default_caller.user_id, self.default_profile
+        return str(token.claims["sub"]), self._profile_of(tool_role(token.claims.get("role", "guest")))
 
     def profile(self) -> str:
         """The name of the profile the current request's caller gets (`resolve()[1]`, without making the caller)."""

@@ -91,7 +91,7 @@ async def in_process(settings: Settings | None = None, **flags: Any) -> AsyncIte
             deployment.bridge.running() if shared_bridge else contextlib.nullcontext(),
             deployment.running(),
         ):
-            yield InProcess(deployment, deployment.default_caller(), settings.profile, deferred)
+            yield InProcess(deployment, await deployment.caller(), settings.profile, deferred)
     finally:
         flush = getattr(deployment.services.audit, "flush", None)  # a sink that writes at once has none
         if flush is not None:

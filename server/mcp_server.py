@@ -206,7 +206,7 @@ class TruloopMCP(MCPServer):
 
     async def list_tools(self) -> list[types.Tool]:
         """The caller's whole list (what 2026-07-28 sessions see)."""
-        caller, profile = self.surface.resolve()
+        caller, profile = await self.surface.resolve()
         door = self.front_door
         return self.tool_lists.published(await door.visible(door.context_for(caller, profile)))
 
@@ -221,7 +221,7 @@ class TruloopMCP(MCPServer):
 
     async def visible_tools(self, request: ServerRequestContext[Any, Any]) -> list[Tool]:
         """The tools this request's caller sees, in its era and conversation."""
-        caller, profile = self.surface.resolve()
+        caller, profile = await self.surface.resolve()
         modern = is_modern(request.protocol_version)
         if not modern:
             self._remember(request.session)
@@ -246,7 +246,7 @@ class TruloopMCP(MCPServer):
 
         request = None if context is None else _request_of(context)
         if context is None or request is None:  # called in-process, outside any MCP request
-            caller, profile = self.surface.resolve()
+            caller, profile = await self.surface.resolve()
             door = self.front_door
             deferred = None
             if self.bridge is not None:
@@ -268,7 +268,7 @@ class TruloopMCP(MCPServer):
         request: ServerRequestContext[Any, Any],
         context: Callable[[], Context],
     ) -> ToolResult:
-        caller, profile = self.surface.resolve()
+        caller, profile = await self.surface.resolve()
         door = self.front_door
         session = request.session
         modern = is_modern(request.protocol_version)

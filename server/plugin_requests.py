@@ -36,10 +36,10 @@ class PluginRequests:
     def __init__(self, server: TruloopMCP) -> None:
         self._server = server
 
-    def context(self, request: ServerRequestContext[Any, Any], params: Any) -> ToolContext[Any]:
+    async def context(self, request: ServerRequestContext[Any, Any], params: Any) -> ToolContext[Any]:
         """The context a plugin's resource or prompt runs in: this request's caller, client and progress."""
         server = self._server
-        caller, profile = server.surface.resolve()
+        caller, profile = await server.surface.resolve()
 
         ports = server.ports(request, lambda: server.sdk_context(request, params))
         return server.front_door.context_for(

@@ -36,7 +36,7 @@ class PromptFront:
         self._listing = ListingSessions("prompts", server)
 
     async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
-        scope = self._resources.scope()
+        scope = await self._resources.scope()
         self._listing.remember(ctx)
         found: list[Any] = [*prompts_for(scope)]
         plugins = self._resources.plugins
@@ -67,12 +67,12 @@ class PromptFront:
             return await self._get(ctx, params)
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
-        scope = self._resources.scope()
+        scope = await self._resources.scope()
         plugins = self._resources.plugins
         version = plugins.prompt(params.name, scope.profile) if plugins is not None else None
         if plugins is not None and version is not None:
             requests = self._resources.requests
-            call = plugins.get(version, dict(params.arguments or {}), requests.context(ctx, params))
+            call = plugins.get(version, dict(params.arguments or {}), await requests.context(ctx, params))
             result = await requests.answer(params.name, call)
             return types.GetPromptResult.model_validate(result) if isinstance(result, dict) else result
         try:

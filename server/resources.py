@@ -80,16 +80,16 @@ class ResourceFront:
         changes.subscribe(self.changed)
         changes.add_demand(self.wants_documents)
 
-    def scope(self) -> ViewScope:
+    async def scope(self) -> ViewScope:
         """The current request's caller and what their profile's tools let them see."""
-        caller, profile = self._server.surface.resolve()
+        caller, profile = await self._server.surface.resolve()
         toolset = self._server.front_door.toolset(profile)
         return ViewScope(caller, profile, {tool.name: tool.description for tool in toolset})
 
     # -- lists and reads -----------------------------------------------------------------------------------------
 
     async def list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
-        scope = self.scope()
+        scope = await self.scope()
         self._listing.remember(ctx)
         found: list[Any] = [*await self.catalog.resources(scope)]
         if self.plugins is not None:
@@ -101,7 +101,7 @@ class ResourceFront:
         return types.ListResourcesResult(resources=resources, next_cursor=next_cursor)
 
     async def templates(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
-        scope = self.scope()
+        scope = await self.scope()
         self._listing.remember(ctx)
         found: list[Any] = [*self.catalog.templates(scope)]
         if self.plugins is not None:
@@ -123,11 +123,11 @@ class ResourceFront:
         app = self._server.apps.read(uri) if uri.startswith("ui://") else None
         if app is not None:
             return app
-        scope = self.scope()
+        scope = await self.scope()
         plugins = self.plugins
         found = plugins.find(uri, scope.profile) if plugins is not None else None
         if plugins is not None and found is not None:
-            call = plugins.read(found, uri, self.requests.context(ctx, params))
+            call = plugins.read(found, uri, await self.requests.context(ctx, params))
             contents = await self.requests.answer(found.spec.name, call)
             if isinstance(contents, list):
                 return types.ReadResourceResult.model_validate({"contents": contents})
@@ -146,7 +146,7 @@ class ResourceFront:
         """Record `uri` for this session, once it names something the caller may read now (refused with the error
         `resources/read` gives otherwise), up to `MAX_SUBSCRIPTIONS_PER_SESSION` URIs."""
         uri = checked_uri(params)
-        scope = self.scope()
+        scope = await self.scope()
         if self.plugins is None or self.plugins.find(uri, scope.profile) is None:
             try:
                 await self.catalog.check(scope, uri)
@@ -179,7 +179,7 @@ class ResourceFront:
         """`subscriptions/listen` (2026-07-28): the SDK's handler over this caller's view of the bus."""
         if self._listening >= MAX_LISTEN_STREAMS:
             raise MCPError(code=types.INTERNAL_ERROR, message="Subscription limit reached")
-        scope = self.scope()
+        scope = await self.scope()
         catalog = self.catalog
 
         plugins = self.plugins

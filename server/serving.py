@@ -147,9 +147,11 @@ async def _serve_stdio_front(settings: Settings, deployment: Any) -> None:
 
 async def _seed_demo(settings: Settings, services: Any) -> None:
     if settings.demo:
-        from toolsets.assistant.demo import seed_demo
+        from toolsets.assistant.demo import HOME_ZONE, seed_demo
 
-        await seed_demo(services, settings.user, settings.timezone)
+        # the zone asked for (--timezone, TRULOOP_TIMEZONE), else the demo's own: never the machine's by accident
+        zone = settings.timezone if "timezone" in settings.model_fields_set else HOME_ZONE
+        await seed_demo(services, settings.user, zone)
 
 
 def _bind(host: str, port: int) -> socket.socket:

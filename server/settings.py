@@ -65,6 +65,12 @@ def local_timezone() -> str:
     return "UTC"
 
 
+def machine_locale(environ: Mapping[str, str]) -> str:
+    from toolsets.infra.locality import machine_locale as read
+
+    return read(environ)
+
+
 def is_loopback(host: str) -> bool:
     if host in LOOPBACK_NAMES:
         return True
@@ -144,13 +150,25 @@ class Settings(BaseSettings):
     timezone: Annotated[
         str,
         Source(
-            'the `--user`\'s IANA zone ("today" for `get_day_of_week`)',
+            "the IANA zone of callers whose token and directory entry name none (the `--user`'s on stdio; "
+            '"today" for `get_day_of_week`)',
             flag="--timezone",
             env="TRULOOP_TIMEZONE",
             metavar="ZONE",
             shown="this machine's zone",
         ),
     ] = Field(default_factory=local_timezone)
+    locale: Annotated[
+        str,
+        Source(
+            "the language (a BCP 47 tag such as `ko-KR` or `en`) of callers whose token and directory entry name "
+            "none, as `--timezone` is their zone (docs/sign-in.md)",
+            flag="--locale",
+            env="TRULOOP_LOCALE",
+            metavar="TAG",
+            shown="this machine's (`LC_ALL`/`LANG`: `ko_KR.UTF-8` is `ko-KR`), else `en`",
+        ),
+    ] = Field(default_factory=lambda: machine_locale(os.environ))
     data_dir: Annotated[
         Path,
         Source(
@@ -685,6 +703,16 @@ class Settings(BaseSettings):
         except ToolInputError as exc:
             raise ValueError(exc.message) from None
         return value
+
+    @field_validator("locale")
+    @classmethod
+    def _known_locale(cls, value: str) -> str:
+        from toolsets.infra.locality import locale_or_none
+
+        tag = locale_or_none(value)
+        if tag is None:
+            raise ValueError("must be a BCP 47 language tag such as ko-KR, en-US or en")
+        return tag
 
     @field_validator("jwt_secret")
     @classmethod

@@ -1,5 +1,6 @@
 """`truloop-mcp token --user ID [--role R] [--groups G] [--ttl 1h] [--url URL]`: mint a bearer token for the
 configured static secret (TRULOOP_JWT_SECRET), for a host's configuration or a device. Prints only the token.
+`--zoneinfo ZONE` and `--locale TAG` add the user's zone and language (OpenID Connect's claims), checked first.
 
 Its audience is the resource of the route `--url` names (a running server's URL, e.g. the one a `--port 0` server
 printed): `.../mcp` and `.../metrics` (which belongs to it) the main resource, `.../notification-safe/mcp` that
@@ -19,6 +20,7 @@ from typing import Any
 
 from server.cli.shared import PROG, OneLineParser, add_setting_flags, fail, settings_or_exit
 from toolsets.core.roles import TOKEN_ROLES
+from toolsets.infra.locality import Locality
 
 AUDIENCE_SETTINGS = ("host", "port", "public_url", "jwt_audience")  # what the token's `aud` is built from
 TTL = re.compile(r"(\d+)\s*([smhd]?)")
@@ -39,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the role (default: member; operator: a member who may also read /metrics)",
     )
     parser.add_argument("--groups", metavar="G", help="comma-separated groups (the groups claim)")
+    parser.add_argument(
+        "--zoneinfo", metavar="ZONE", help="the user's IANA time zone, e.g. Asia/Seoul (the zoneinfo claim)"
+    )
+    parser.add_argument(
+        "--locale", metavar="TAG", help="the user's language, a BCP 47 tag, e.g. ko-KR (the locale claim)"
+    )
     parser.add_argument("--ttl", default="1h", metavar="DURATION", help="lifetime: 90s, 30m, 1h, 7d (default: 1h)")
     parser.add_argument(
         "--url",
@@ -56,6 +64,18 @@ def ttl_seconds(text: str) -> int:
     if not 0 < seconds <= MAX_TTL:
         fail(f"--ttl {text!r}: give a duration such as 90s, 30m, 1h or 7d (at most 366d)")
     return seconds
+
+
+def stated_locality(zone: str | None, tag: str | None) -> Locality:
+    """The `zoneinfo` and `locale` claims asked for, checked as the server reads them (a bad one is refused here:
+    the server would ignore it)."""
+    from toolsets.infra.locality import locale_or_none, zone_or_none
+
+    if zone is not None and zone_or_none(zone) is None:
+        fail(f"--zoneinfo {zone!r}: give an IANA time zone such as Asia/Seoul, Europe/Berlin or UTC")
+    if tag is not None and locale_or_none(tag) is None:
+        fail(f"--locale {tag!r}: give a BCP 47 language tag such as ko-KR, en-US or en")
+    return Locality(zone_or_none(zone), locale_or_none(tag))
 
 
 def url_audience(url: str) -> str:
@@ -94,6 +114,7 @@ def run(argv: Sequence[str]) -> None:
     if not args.user.strip():
         fail("--user must name a user id")
     lifetime = ttl_seconds(args.ttl)
+    place = stated_locality(args.zoneinfo, args.locale)
     if args.url:
         audience = url_audience(args.url)
     elif settings.jwt_audience:
@@ -111,6 +132,10 @@ def run(argv: Sequence[str]) -> None:
     claims["exp"] = now + lifetime
     if args.groups:
         claims["groups"] = [group.strip() for group in args.groups.split(",") if group.strip()]
+    if place.timezone is not None:
+        claims["zoneinfo"] = place.timezone
+    if place.locale is not None:
+        claims["locale"] = place.locale
     if settings.jwt_issuer:
         claims["iss"] = settings.jwt_issuer
     sys.stdout.write(jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm="HS256") + "\n")

@@ -27,7 +27,11 @@ from toolsets.core.problems import describe
 def _parser() -> argparse.ArgumentParser:
     parser, users = operator_parser("users", help="the user directory")
     imp = users.add_parser("import", help="import users from a JSON list or a CSV file with a header")
-    imp.add_argument("file", help="JSON list of objects, or CSV with id,username,display_name,phone,email,groups,role")
+    imp.add_argument(
+        "file",
+        help="JSON list of objects, or CSV with id,username,display_name,phone,email,groups,role,timezone,locale "
+        "(timezone: IANA, e.g. Asia/Seoul; locale: BCP 47, e.g. ko-KR)",
+    )
     add_setting_flags(imp, only=STORE_SETTINGS)
     return parser
 

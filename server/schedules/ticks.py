@@ -97,7 +97,7 @@ class TickRunner:
         door = self._door()
         caller = Caller(
             schedule.owner_id, role=schedule.owner_role, timezone=schedule.timezone,  # type: ignore[arg-type]
-            claims={"sub": schedule.owner_id, "groups": schedule.owner_groups},
+            claims={"sub": schedule.owner_id, "groups": schedule.owner_groups}, locale=schedule.locale,
         )  # fmt: skip
         info = RequestInfo(request_id=f"{schedule.id}@{run.planned_at}", transport="scheduled")
         policy = ConfirmPolicy.OFF if _said_yes(schedule) else ConfirmPolicy.STRICT

@@ -56,6 +56,7 @@ from server.wire_forms import (
 if TYPE_CHECKING:
     from server.composition import Deployment
     from server.speed.sdk_link import SdkLink
+    from toolsets.core.context import Caller
     from toolsets.extensions.plugins.changes import PluginChange
     from toolsets.front_door import FrontDoor
     from toolsets.pipeline.audit.masking import Masker
@@ -224,12 +225,13 @@ class StdioFront:
     def _door(self) -> FrontDoor:
         return self.deployment.front_door
 
-    def _context(self, request_id: Any = None) -> Any:
+    def _context(self, request_id: Any = None, caller: Caller | None = None) -> Any:
+        """A call's context (`caller`: in their zone and language; lists need neither)."""
         info = mcp_request_info(
             request_id, self.session.id, stdio=True, protocol_version=self._protocol, profile=self._profile
         )
         conversation = self.session.conversation
-        return self._door().context_for(self._caller, self._profile, request=info, conversation=conversation)
+        return self._door().context_for(caller or self._caller, self._profile, request=info, conversation=conversation)
 
     async def _tools_list(self) -> dict[str, Any]:
         self.session.saw_tools()
@@ -262,7 +264,7 @@ class StdioFront:
             self.session.heard_of()
             started = time.monotonic()
             door = self._door()
-            ctx = self._context(request_id)
+            ctx = self._context(request_id, await self.deployment.caller())
             outcome, list_changed = await door.call_noting_list(ctx, name, arguments)
             if list_changed:
                 self.session.notify("notifications/tools/list_changed")

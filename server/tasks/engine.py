@@ -132,6 +132,7 @@ class TaskEngine:
             profile=start.profile,
             role=caller.role,
             timezone=caller.timezone,
+            locale=caller.locale,
             claims=dict(caller.claims),
             arguments=start.arguments,
             modern=start.modern,
@@ -351,7 +352,13 @@ class TaskEngine:
                 await self._waiting(record, asking)
 
             session = TaskSession(live.connection, record.task_id, waiting)
-        caller = Caller(user_id=record.owner, role=record.role, timezone=record.timezone, claims=record.claims)  # type: ignore[arg-type]
+        caller = Caller(
+            user_id=record.owner,
+            role=record.role,  # type: ignore[arg-type]
+            timezone=record.timezone,
+            claims=record.claims,
+            locale=record.locale,
+        )
         ports = TaskPorts(
             record,
             self._bridge,

@@ -137,7 +137,7 @@ class TaskFront:
         answers: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         server = self._server
-        caller, profile = server.surface.resolve()
+        caller, profile = await server.surface.resolve()
         limited = await server.front_door.admit_once(caller, RequestKind.TASK)
         if limited is not None:  # past the caller's bounds: the call's answer, as any refused call's; no task
             from server.wire_forms import to_mcp_result
@@ -241,8 +241,7 @@ class TaskFront:
         return True
 
     def _owner(self) -> tuple[str, str]:
-        caller, profile = self._server.surface.resolve()
-        return caller.user_id, profile
+        return self._server.surface.owner()
 
     async def _find(self, task_id: str) -> TaskRecord:
         owner, profile = self._owner()

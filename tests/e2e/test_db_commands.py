@@ -61,15 +61,15 @@ async def test_copy_moves_an_embedded_store_onto_postgresql_without_loss(tmp_pat
 def test_migrate_and_status_report_each_component(tmp_path: Path, database_url: str) -> None:
     before = truloop("db", "status", "--database-url", database_url)
     assert before.returncode == 0, before.stderr
-    assert "users: schema 0 of 1 (pending migration)" in before.stdout
+    assert "users: schema 0 of 2 (pending migration)" in before.stdout
     migrated = truloop("db", "migrate", "--database-url", database_url)
     assert migrated.returncode == 0, migrated.stderr
     assert "knowledge: schema version 1" in migrated.stdout
     after = truloop("db", "status", "--database-url", database_url)
-    assert "users: schema 1 of 1 (current); rows: users 0, user_groups 0" in after.stdout
+    assert "users: schema 2 of 2 (current); rows: users 0, user_groups 0" in after.stdout
     assert database_url not in after.stdout + after.stderr  # the URL may hold a password
     embedded = truloop("db", "migrate", "--data-dir", str(tmp_path / "data"))
-    assert embedded.returncode == 0 and "SQLite" in embedded.stdout and "users: schema version 2" in embedded.stdout
+    assert embedded.returncode == 0 and "SQLite" in embedded.stdout and "users: schema version 3" in embedded.stdout
 
 
 def test_copy_refuses_what_it_cannot_copy(tmp_path: Path) -> None:

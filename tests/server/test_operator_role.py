@@ -20,7 +20,7 @@ async def test_a_static_operator_token_is_accepted_and_its_caller_is_a_member() 
     verifier = JwtVerifier(SecretStr(SECRET), audiences=(AUDIENCE,))
     access = await verifier.check(token(sub="ops", role="operator"))
     assert access.claims is not None and is_operator(access.claims)
-    caller = caller_from_claims(access.claims, "UTC")
+    caller = caller_from_claims(access.claims, Caller("local"))
     assert caller.user_id == "ops" and caller.role == "member"
     member = await verifier.check(token(role="member"))
     assert not is_operator(member.claims) and not is_operator(None)

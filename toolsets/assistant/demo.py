@@ -13,6 +13,8 @@ from toolsets.services import Services
 
 logger = logging.getLogger("truloop.demo")
 
+HOME_ZONE = "Asia/Seoul"  # the demo team's: its handbook keeps KST hours and its dinner is in Gangnam
+
 DOCS = {
     "Team Handbook 5b1f0c2e9a7d4e3f8c6b2a1d0e9f8a7b.md": """# Team Handbook
 
@@ -60,23 +62,26 @@ Ask Minji for access to the calendar and the knowledge base.
 }
 
 
-def demo_users(you: str) -> list[UserRecord]:
+def demo_users(you: str, timezone: str = HOME_ZONE) -> list[UserRecord]:
+    """The demo's people, living in `timezone` but for Sora (San Francisco); each has a zone and a language."""
     return [
         UserRecord(id=you, username=you, display_name="Alex Demo", phone="010-1000-0001",
-                   email=f"{you}@demo.truloop.app", groups=["truloop-team"]),
+                   email=f"{you}@demo.truloop.app", groups=["truloop-team"], timezone=timezone),
         UserRecord(id="minji", username="minji", display_name="김민지", phone="010-2000-0002",
-                   email="minji@demo.truloop.app", groups=["truloop-team"]),
+                   email="minji@demo.truloop.app", groups=["truloop-team"], timezone=timezone, locale="ko-KR"),
         UserRecord(id="junho", username="junho", display_name="이준호", phone="010-3000-0003",
-                   email="junho@demo.truloop.app", groups=["truloop-team"]),
+                   email="junho@demo.truloop.app", groups=["truloop-team"], timezone=timezone, locale="ko-KR"),
         UserRecord(id="sora", username="sora", display_name="박소라", phone="+1 415 555 0104",
-                   email="sora@demo.truloop.app", groups=["design"]),
+                   email="sora@demo.truloop.app", groups=["design"], timezone="America/Los_Angeles", locale="en-US"),
         UserRecord(id="guest-hana", username="hana", display_name="최하나", role="guest",
-                   email="hana@example.com"),
+                   email="hana@example.com", timezone=timezone, locale="ko-KR"),
     ]  # fmt: skip
 
 
-async def seed_demo(services: Services, you: str, timezone: str) -> bool:
-    """Seed users, events, docs and memories if the user directory is empty; True when it seeded."""
+async def seed_demo(services: Services, you: str, timezone: str = HOME_ZONE) -> bool:
+    """Seed users, events, docs and memories if the user directory is empty; True when it seeded. The demo is set
+    in `timezone`: its people live there (the directory says so, so they see its times whatever the machine's zone),
+    its dinner is at 19:00 there and its meeting at 10:00."""
     users = services.users
     if not await users.is_empty():
         here = services.data_dir
@@ -87,7 +92,7 @@ async def seed_demo(services: Services, you: str, timezone: str) -> bool:
             here,
         )
         return False
-    await users.import_users(demo_users(you))
+    await users.import_users(demo_users(you, timezone))
     zone = ZoneInfo(timezone)
     week = dt.datetime.now(zone).replace(hour=19, minute=0, second=0, microsecond=0) + dt.timedelta(days=14)
     await services.events.create(

@@ -47,13 +47,13 @@ class EventView(BaseModel):
     )
     your_available_dates: list[str] | None = Field(default=None, description="For an invitee: the dates you submitted")
     your_timezone: str = Field(default="UTC", description="Your IANA time zone: say this event's times in it")
-    your_locale: str | None = Field(default=None, description="Your language, when your sign-in says (e.g. ko-KR)")
+    your_locale: str | None = Field(default=None, description="Your language, a BCP 47 tag (e.g. ko-KR)")
 
 
 def caller_locale(caller: "Caller") -> str | None:
-    """The caller's language as their sign-in states it (the OpenID `locale` claim), if it does."""
-    locale = caller.claims.get("locale")
-    return locale[:35] if isinstance(locale, str) and locale else None
+    """The caller's language: their sign-in's `locale` claim, else their directory entry's, else the server's
+    (`server.identity.located`)."""
+    return caller.locale or None
 
 
 def candidate_range(event: "EventRecord") -> tuple[dt.date, dt.date]:

@@ -41,7 +41,7 @@ class AvailabilityUpdate(BaseModel):
     end: str = Field(description="The event's end, ISO 8601 with offset")
     candidate_date_range: DateRange = Field(description="The dates you may pick from, inclusive")
     your_timezone: str = Field(description="Your IANA time zone: say the event's times in it")
-    your_locale: str | None = Field(default=None, description="Your language, when your sign-in says (e.g. ko-KR)")
+    your_locale: str | None = Field(default=None, description="Your language, a BCP 47 tag (e.g. ko-KR)")
 
 
 @guest_toolset.tool(hints=READ_ONLY)

@@ -10,6 +10,7 @@ from toolsets.core.annotations import ToolHints
 from toolsets.core.context import ComposeRequest, ToolContext
 from toolsets.core.errors import ErrorCode, InputRequired, ToolError, ToolInputError
 from toolsets.core.toolset import Toolset
+from toolsets.infra.clock import in_zone
 from toolsets.infra.store.errors import RateLimited
 from toolsets.services import Services
 
@@ -34,7 +35,7 @@ class InboxEntry(BaseModel):
     id: str = Field(description="Message id")
     sender_id: str = Field(description="Who sent it")
     text: str = Field(description="The notification text")
-    created_at: str = Field(description="When it was sent, ISO 8601 UTC")
+    created_at: str = Field(description="When it was sent, ISO 8601 in your time zone")
     read: bool = Field(description="Whether it had been read before this call")
 
 
@@ -126,7 +127,13 @@ async def get_inbox(
     found = await services.inbox.messages(ctx.caller.user_id, unread_only=unread_only, limit=limit, mark_read=True)
     return InboxPage(
         messages=[
-            InboxEntry(id=m.id, sender_id=m.sender_id, text=m.text, created_at=m.created_at, read=m.read_at is not None)
+            InboxEntry(
+                id=m.id,
+                sender_id=m.sender_id,
+                text=m.text,
+                created_at=in_zone(m.created_at, ctx.caller.timezone),
+                read=m.read_at is not None,
+            )
             for m in found
         ]
     )

@@ -159,6 +159,7 @@ async def schedule_tool_run(
     schedule = Schedule(
         id="sch_" + secrets.token_hex(8), owner_id=ctx.caller.user_id, owner_role=ctx.caller.role,
         owner_groups=[str(g) for g in ctx.caller.claims.get("groups", []) or []][:50], timezone=ctx.caller.timezone,
+        locale=ctx.caller.locale,
         profile=ctx.request.profile or ctx.caller.role, tool=target.name, tool_ref=tool_ref(target), arguments=values,
         when=parsed.text, kind=parsed.kind, created_at=now.isoformat(timespec="seconds"),
         confirmed=confirmed_at is not None, confirmed_at=confirmed_at,

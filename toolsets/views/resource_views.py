@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from toolsets.core.echo import echo
+from toolsets.infra.clock import in_zone
 from toolsets.views.scope import ViewScope
 from toolsets.views.uris import (
     DOC_PREFIX,
@@ -226,7 +227,13 @@ class ResourceCatalog:
     async def _inbox(self, services: Services, scope: ViewScope) -> dict[str, Any]:
         found = await services.inbox.messages(scope.user_id, unread_only=False, limit=INBOX_SHOWN, mark_read=False)
         shown = [
-            {"id": m.id, "sender_id": m.sender_id, "text": m.text, "created_at": m.created_at, "read": bool(m.read_at)}
+            {
+                "id": m.id,
+                "sender_id": m.sender_id,
+                "text": m.text,
+                "read": bool(m.read_at),
+                "created_at": in_zone(m.created_at, scope.caller.timezone),
+            }
             for m in found
         ]
         return {"messages": shown}

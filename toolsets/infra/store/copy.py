@@ -30,7 +30,10 @@ EVENT_COLUMNS = ("id", "owner_id", "title", "start", "end", "start_utc", "end_ut
                  "description", "availability_deadline", "created_at", "updated_at")  # fmt: skip
 # table -> (the columns compared and copied, how many of them form the key)
 COLUMNS: dict[str, tuple[tuple[str, ...], int]] = {
-    "users": (("id", "username", "display_name", "phone", "email", "role", "created_at", "updated_at"), 1),
+    "users": (
+        ("id", "username", "display_name", "phone", "email", "role", "timezone", "locale", "created_at", "updated_at"),
+        1,
+    ),
     "user_groups": (("user_id", "group_key", "group_name"), 2),
     "events": (EVENT_COLUMNS, 1),
     "invitations": (("event_id", "user_id", "invited_by", "invited_at", "available_dates", "responded_at"), 2),

@@ -22,6 +22,32 @@ class UserRecord(BaseModel):
     # a lambda, not `list`: pydantic reads a factory's signature, and reading a builtin's costs ~10 ms at start
     groups: list[str] = Field(default_factory=lambda: [])
     role: Role = "member"
+    timezone: str | None = Field(default=None, max_length=64)  # IANA; None: the token's, else the server's
+    locale: str | None = Field(default=None, max_length=35)  # BCP 47; None: the token's, else the server's
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        from toolsets.infra.locality import zone_or_none
+
+        zone = zone_or_none(value)
+        if zone is None:
+            raise ValueError(f"timezone must be an IANA time zone such as Asia/Seoul or UTC; got {value!r}")
+        return zone
+
+    @field_validator("locale")
+    @classmethod
+    def _locale(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        from toolsets.infra.locality import locale_or_none
+
+        tag = locale_or_none(value)
+        if tag is None:
+            raise ValueError(f"locale must be a BCP 47 language tag such as ko-KR or en; got {value!r}")
+        return tag
 
     @field_validator("username")
     @classmethod
@@ -46,7 +72,7 @@ class UserRecord(BaseModel):
 
 
 class UserStore(Protocol):
-    """The user directory: ids, usernames, display names, contacts, groups and roles."""
+    """The user directory: ids, usernames, display names, contacts, groups, roles, zones and languages."""
 
     country: str  # the country code a phone number without one is read in (`+82` unless configured)
 

@@ -61,11 +61,16 @@ MIGRATIONS: list[PgMigration] = [
     );
     CREATE INDEX user_terms_tsv ON user_terms USING GIN (tsv);
     """,
+    # 2: each user's zone and language (none: their token's, else the server's)
+    """
+    ALTER TABLE users ADD COLUMN timezone TEXT;
+    ALTER TABLE users ADD COLUMN locale TEXT;
+    """,
 ]
 
 _UPSERT = (
-    "INSERT INTO users(id, username, display_name, phone, email, role, created_at, updated_at) "
-    "VALUES(%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT(id) DO UPDATE SET "
+    "INSERT INTO users(id, username, display_name, phone, email, role, timezone, locale, created_at, updated_at) "
+    "VALUES(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT(id) DO UPDATE SET "
 )
 _FILL_GAPS = _UPSERT + (
     "username = COALESCE(users.username, excluded.username), "
@@ -105,7 +110,10 @@ async def _reindex_names(conn: Conn) -> None:
 
 async def write_user(conn: Conn, user: UserRecord, *, keep_existing: bool) -> None:
     now = now_iso()
-    values = (user.id, user.username, user.display_name, user.phone, user.email, user.role, now, now)
+    values = (
+        user.id, user.username, user.display_name, user.phone, user.email, user.role, user.timezone, user.locale,
+        now, now,
+    )  # fmt: skip
     replace = _UPSERT + replaced_columns(user) + "updated_at = excluded.updated_at"
     await conn.execute(_FILL_GAPS if keep_existing else replace, values)
     if keep_existing or not replaces_groups(user):

@@ -55,6 +55,8 @@ def user_record(row: sqlite3.Row | Mapping[str, Any], groups: list[str]) -> User
         email=row["email"],
         role=row["role"],
         groups=groups,
+        timezone=row["timezone"],
+        locale=row["locale"],
     )
 
 
@@ -72,7 +74,7 @@ def cleaned(user: UserRecord, country: str) -> UserRecord:
 
 
 # The columns an import may set; one it does not name keeps the stored value (a partial import, `id,username`).
-IMPORTED_COLUMNS = ("username", "display_name", "phone", "email", "role")
+IMPORTED_COLUMNS = ("username", "display_name", "phone", "email", "role", "timezone", "locale")
 
 
 def replaced_columns(user: UserRecord) -> str:

@@ -88,6 +88,15 @@ def _migrate_canonical_groups_and_name_index(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(_migrate_canonical_groups_and_name_index)
+MIGRATIONS.append(  # 3: each user's zone and language (none: their token's, else the server's)
+    """
+    ALTER TABLE users ADD COLUMN timezone TEXT;
+    ALTER TABLE users ADD COLUMN locale TEXT;
+    """
+)
+
+_COLUMNS = "id, username, display_name, phone, email, role, timezone, locale, created_at, updated_at"
+_VALUES = "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def _index_names(conn: sqlite3.Connection, user_ids: Iterable[str]) -> None:
@@ -121,22 +130,24 @@ class SqliteUserStore:
 
     def _upsert(self, conn: sqlite3.Connection, user: UserRecord, *, keep_existing: bool) -> None:
         now = now_iso()
+        values = (
+            user.id, user.username, user.display_name, user.phone, user.email, user.role, user.timezone, user.locale,
+            now, now,
+        )  # fmt: skip
         if keep_existing:  # first authenticated use: fill gaps, never overwrite what an operator imported
             conn.execute(
-                "INSERT INTO users(id, username, display_name, phone, email, role, created_at, updated_at) "
-                "VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                f"INSERT INTO users({_COLUMNS}) {_VALUES} ON CONFLICT(id) DO UPDATE SET "
                 "username = COALESCE(users.username, excluded.username), "
                 "display_name = COALESCE(users.display_name, excluded.display_name), "
                 "phone = COALESCE(users.phone, excluded.phone), email = COALESCE(users.email, excluded.email), "
                 "role = excluded.role, updated_at = excluded.updated_at",
-                (user.id, user.username, user.display_name, user.phone, user.email, user.role, now, now),
+                values,
             )
             return
         conn.execute(
-            "INSERT INTO users(id, username, display_name, phone, email, role, created_at, updated_at) "
-            f"VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET {replaced_columns(user)}"
+            f"INSERT INTO users({_COLUMNS}) {_VALUES} ON CONFLICT(id) DO UPDATE SET {replaced_columns(user)}"
             "updated_at = excluded.updated_at",
-            (user.id, user.username, user.display_name, user.phone, user.email, user.role, now, now),
+            values,
         )
         if not replaces_groups(user):
             return

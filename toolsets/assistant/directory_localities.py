@@ -1,0 +1,38 @@
+"""The zone and language the user directory holds for each user, read for every request and kept for a short while
+(an import reaches running servers within `FRESH_SECONDS`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from toolsets.infra.locality import Locality, locale_or_none, zone_or_none
+from toolsets.infra.store.users import UserStore
+
+logger = logging.getLogger("truloop.directory")
+
+
+class DirectoryLocalities:
+    FRESH_SECONDS = 30.0
+    KEPT = 10_000  # users remembered (then forgotten all at once)
+
+    def __init__(self, users: UserStore) -> None:
+        self._users = users
+        self._kept: dict[str, tuple[float, Locality]] = {}
+
+    async def of(self, user_id: str) -> Locality:
+        """What the directory says of `user_id` (nothing for a user it does not hold, or while it cannot be read)."""
+        now = time.monotonic()
+        kept = self._kept.get(user_id)
+        if kept is not None and kept[0] > now:
+            return kept[1]
+        try:
+            user = await self._users.get(user_id)
+        except Exception:
+            logger.warning("could not read the directory entry of %s; using the server's zone", user_id, exc_info=True)
+            return Locality()
+        found = Locality() if user is None else Locality(zone_or_none(user.timezone), locale_or_none(user.locale))
+        if len(self._kept) >= self.KEPT:
+            self._kept.clear()
+        self._kept[user_id] = (now + self.FRESH_SECONDS, found)
+        return found

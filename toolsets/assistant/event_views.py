@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.services import Services
+from toolsets.words.catalog import caller_locale
 
 if TYPE_CHECKING:  # the events store loads on first use, not with the tools
     from toolsets.core.context import Caller
@@ -47,13 +48,7 @@ class EventView(BaseModel):
     )
     your_available_dates: list[str] | None = Field(default=None, description="For an invitee: the dates you submitted")
     your_timezone: str = Field(default="UTC", description="Your IANA time zone: say this event's times in it")
-    your_locale: str | None = Field(default=None, description="Your language, when your sign-in says (e.g. ko-KR)")
-
-
-def caller_locale(caller: "Caller") -> str | None:
-    """The caller's language as their sign-in states it (the OpenID `locale` claim), if it does."""
-    locale = caller.claims.get("locale")
-    return locale[:35] if isinstance(locale, str) and locale else None
+    your_locale: str | None = Field(default=None, description="The language you read (a BCP 47 tag, e.g. ko-KR)")
 
 
 def candidate_range(event: "EventRecord") -> tuple[dt.date, dt.date]:

@@ -8,7 +8,6 @@ from pydantic import BaseModel, Field
 from toolsets.assistant.event_views import (
     DateRange,
     EventView,
-    caller_locale,
     candidate_range,
     event_view,
     visible_event,
@@ -20,6 +19,7 @@ from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.toolset import Toolset
 from toolsets.infra.store.errors import InvitationMissing
 from toolsets.services import Services
+from toolsets.words.catalog import caller_locale
 
 guest_toolset = Toolset("guest")
 # The tool a guest finds event ids with (a guest has no get_events).
@@ -41,7 +41,7 @@ class AvailabilityUpdate(BaseModel):
     end: str = Field(description="The event's end, ISO 8601 with offset")
     candidate_date_range: DateRange = Field(description="The dates you may pick from, inclusive")
     your_timezone: str = Field(description="Your IANA time zone: say the event's times in it")
-    your_locale: str | None = Field(default=None, description="Your language, when your sign-in says (e.g. ko-KR)")
+    your_locale: str | None = Field(default=None, description="The language you read (a BCP 47 tag, e.g. ko-KR)")
 
 
 @guest_toolset.tool(hints=READ_ONLY)

@@ -43,6 +43,7 @@ class Schedule(BaseModel):
     owner_role: str = "member"
     owner_groups: list[str] = Field(default_factory=list)
     timezone: str
+    locale: str = "en"  # the language its owner reads (a BCP 47 tag): what their inbox is told in
     profile: str
     tool: str
     tool_ref: dict[str, Any]  # what a run loads: {"kind": "builtin"|"plugin", ...} or a custom_file reference

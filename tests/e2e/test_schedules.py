@@ -71,7 +71,8 @@ async def test_a_schedule_fires_tells_the_inbox_and_the_resource_and_stops_when_
         await eventually(lambda: _count(client, 3), seconds=15)
         assert made["resource"] in heard
         texts = await inbox(client)
-        assert all(text.startswith("Ran the scheduled task 'Get day of week' (") and "Tuesday" in text for text in texts)
+        said = "Ran the scheduled task 'Get day of week' ("
+        assert all(text.startswith(said) and "Tuesday" in text for text in texts)
         body = json.loads((await client.read_resource(made["resource"])).contents[0].text)  # type: ignore[union-attr]
         assert body["schedule"]["runs"] >= 3 and body["arguments"] == DAY
         assert [run["status"] for run in body["recent_runs"]] == ["ok"] * len(body["recent_runs"])

@@ -278,7 +278,7 @@ def test_typescript_sdk_client_runs_a_destructive_tool_as_a_task(node_home: Path
     task_id = stream[0]["taskId"]
     assert (
         steps["elicitation"]["relatedTask"] == {"taskId": task_id}
-        and "forget_memory" in steps["elicitation"]["message"]
+        and steps["elicitation"]["message"] == "Forget the memory '지난주 회의록은 폐기'? This cannot be undone."
     )
     result = stream[-1]
     assert result["isError"] is False and result["structuredContent"] == {

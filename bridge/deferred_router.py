@@ -23,6 +23,7 @@ from toolsets.core.deferred import DeviceMethod, device_result
 from toolsets.core.device_answer import DeviceError, canceled, denied, device_answer
 from toolsets.core.errors import CallCancelled, ErrorCode, InputRequired, ToolError
 from toolsets.core.tool import Tool
+from toolsets.words.catalog import caller_locale
 
 logger = logging.getLogger("truloop.deferred")
 
@@ -128,6 +129,7 @@ class DeferredRouter:
             params=device.wire_params(call.arguments),
             notification_message=call.notification_message,
             user_id=call.caller.user_id,
+            locale=caller_locale(call.caller),
             channel="sendbird" if self._bridge.extra_channel is not None else "rpc-stream",
         )
         try:
@@ -152,7 +154,7 @@ class DeferredRouter:
     async def _via_elicitation(self, device: DeviceMethod, call: DeferredCall) -> dict[str, Any] | None:
         if device.form is None or self._asker is None:
             return None
-        form = device.form(call.arguments)
+        form = device.form(call.arguments, caller_locale(call.caller))
         note_route(call, "elicitation")
         try:
             answer = await self._asker.ask(f"truloop/deferred/{call.tool_name}", form.message, form.schema)

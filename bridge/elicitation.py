@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from toolsets.core.context import ConfirmRequest, Decision
 from toolsets.core.errors import InputRequired
+from toolsets.words.catalog import tr
 
 logger = logging.getLogger("truloop.elicitation")
 
@@ -187,14 +188,21 @@ class McpAsker:
             return False  # declared URL mode only
         return self.modern or self._ctx.session.can_send_request
 
-    async def ask(self, key: str, message: str, schema: dict[str, Any]) -> types.ElicitResult:
-        """The user's answer; raises `CannotAsk`, or `InputRequired` on 2026-07-28 until answered."""
+    async def ask(
+        self, key: str, message: str, schema: dict[str, Any], meta: dict[str, Any] | None = None
+    ) -> types.ElicitResult:
+        """The user's answer; raises `CannotAsk`, or `InputRequired` on 2026-07-28 until answered. `meta`: the request's
+        `_meta` on 2026-07-28, where an app rendering the held call reads it (the handshake era's dialog is the
+        host's own)."""
         if key in self._answers:
             return types.ElicitResult.model_validate(self._answers[key])
         if not self.can_ask():
             raise CannotAsk(key)
         if self.modern:
-            params = types.ElicitRequestFormParams(message=message, requested_schema=schema)
+            fields: dict[str, Any] = {"message": message, "requested_schema": schema}
+            if meta:
+                fields["_meta"] = meta
+            params = types.ElicitRequestFormParams.model_validate(fields, by_name=True, by_alias=True)
             self._suspend(key, types.ElicitRequest(params=params))
         try:
             result = await self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id)
@@ -251,13 +259,18 @@ def _as_dict(answer: Any) -> dict[str, Any]:
 
 
 CONFIRM_KEY = "truloop/confirm"  # + "/<tool>/<digest of its arguments>"
-CONFIRM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "confirm": {"type": "boolean", "title": "Confirm", "description": "Allow this action to run"},
-    },
-    "required": ["confirm"],
-}
+# what a confirmation card reads beside the question: the person's language, and the call's values under labels
+LOCALE_META = "truloop/locale"
+FIELDS_META = "truloop/fields"
+
+
+def confirm_schema(locale: str | None) -> dict[str, Any]:
+    """The confirmation's form: one yes/no, labelled in the person's language."""
+    label = {"type": "boolean", "title": tr(locale, "Confirm"), "description": tr(locale, "Allow this action to run")}
+    return {"type": "object", "properties": {"confirm": label}, "required": ["confirm"]}
+
+
+CONFIRM_SCHEMA: dict[str, Any] = confirm_schema("en")
 
 
 class ElicitationConfirmer:
@@ -268,7 +281,9 @@ class ElicitationConfirmer:
 
     async def confirm(self, request: ConfirmRequest) -> Decision:
         try:
-            answer = await self._asker.ask(f"{CONFIRM_KEY}/{request.key}", request.message, CONFIRM_SCHEMA)
+            meta = {LOCALE_META: request.locale, FIELDS_META: [list(row) for row in request.fields]}
+            schema = confirm_schema(request.locale)
+            answer = await self._asker.ask(f"{CONFIRM_KEY}/{request.key}", request.message, schema, meta)
         except CannotAsk:
             return Decision.UNAVAILABLE
         if answer.action == "accept":

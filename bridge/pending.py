@@ -29,6 +29,7 @@ class PendingCall(BaseModel):
     params: dict[str, Any]
     notification_message: str | None = None
     user_id: str
+    locale: str = "en"  # the language its user reads (what a wait for the device is told in)
     channel: str = "rpc-stream"
     created_at: float = Field(default_factory=time.time)
     deadline: float | None = None  # when its waiter gives up; a call past it is never sent again

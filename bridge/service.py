@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from toolsets.words.catalog import tr
+
 if TYPE_CHECKING:
     from bridge.jsonrpc import RpcResponse
     from bridge.pending import BridgeBackend, Outcome, PendingCall
@@ -188,7 +190,8 @@ class DeviceBridge:
             while True:
                 now = time.monotonic()
                 if now >= next_progress:
-                    await progress(round(now - started, 1), None, call.notification_message or "Waiting for the device")
+                    told = call.notification_message or tr(call.locale, "Waiting for your device")
+                    await progress(round(now - started, 1), None, told)
                     next_progress = now + self.progress_interval
                 with anyio.move_on_after(max(0.0, min(self.poll_interval, deadline - now, next_progress - now))):
                     await waiting.woken.wait()

@@ -16,12 +16,12 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
 
 import anyio
 
 from toolsets.admission.kinds import RequestKind
 from toolsets.assistant.schedule_tools import schedule_uri, tool_ref
+from toolsets.assistant.schedule_words import RunOutcome, paused_told, run_told
 from toolsets.core.context import Caller, ConfirmPolicy, RequestInfo
 from toolsets.core.conversation import ConversationState, MemoryConversation
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, text_and_structured
@@ -115,33 +115,36 @@ class TickRunner:
                 break
             await anyio.sleep(RETRY_SECONDS)
         code: str | None
+        data: dict[str, Any] | None = None
         if isinstance(outcome, ToolInputRequired):  # nobody to answer: it cannot finish on a schedule
             text, code, status = "it asked for input, and nobody can answer a scheduled run", "input_required", "error"
         else:
             text, structured = text_and_structured(outcome)
             ok = isinstance(outcome, ToolOk)
             code, status = (None if ok else str(structured.get("code"))), ("ok" if ok else "error")
+            data = structured if ok else None
         finished = run.model_copy(
             update={"finished_at": _iso(dt.datetime.now(dt.UTC)), "status": status, "code": code,
                     "summary": _short(text), "attempts": attempt}
         )  # fmt: skip
         await self.services.schedules.finish(finished)
-        outcome_word = "done" if status == "ok" else f"failed ({code})"
-        local = dt.datetime.fromisoformat(run.planned_at).astimezone(ZoneInfo(schedule.timezone))
-        said = f"Scheduled {schedule.tool} ({schedule.id}) of {local.isoformat(timespec='seconds')} {outcome_word}"
-        await self._tell(schedule, f"{said}: {_short(text, 600)}")
+        told = run_told(schedule.tool, run.planned_at, schedule.timezone, RunOutcome(status == "ok", text, data),
+                        schedule.locale)  # fmt: skip
+        await self._tell(schedule, told, f"{schedule.tool} ({schedule.id}) {status}: {_short(text, 600)}")
 
     async def pause(self, schedule: Schedule, reason: str) -> None:
         await self.services.schedules.set_status(schedule.id, "paused", reason)
         logger.info("schedule %s paused: %s", schedule.id, reason)
-        await self._tell(schedule, f"Scheduled {schedule.tool} ({schedule.id}) is paused: {reason}.")
+        told = paused_told(schedule.tool, reason, schedule.locale)
+        await self._tell(schedule, told, f"{schedule.tool} ({schedule.id}) paused: {reason}")
 
-    async def _tell(self, schedule: Schedule, text: str) -> None:
-        """The owner's inbox, and the schedule's resource for whoever is subscribed to it."""
+    async def _tell(self, schedule: Schedule, text: str, original: str) -> None:
+        """The owner's inbox (`text`: a sentence in their language; `original`: what happened, as the record says
+        it), and the schedule's resource for whoever is subscribed to it."""
         services = self.services
         try:
             await services.inbox.send(
-                sender_id=SENDER, recipient_id=schedule.owner_id, text=text, original=text,
+                sender_id=SENDER, recipient_id=schedule.owner_id, text=text, original=original,
                 composed_by="template", rate_limited=False,
             )  # fmt: skip
         except Exception:

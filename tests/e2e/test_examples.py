@@ -45,7 +45,7 @@ def _check_client_output(stdout: str, confirmed: bool) -> None:
     assert "get_day_of_week" in lines["tools"] and "forget_memory" in lines["tools"]
     assert json.loads(lines["get_day_of_week"]) == DAY
     assert "YYYY-MM-DD" in lines["get_day_of_week (a bad date)"]
-    assert lines["asked"].startswith("Allow forget_memory(") and lines["save_memory"] in lines["asked"]
+    assert lines["asked"].startswith("Forget the memory 'Prefers window seats on trains'? This cannot be undone.")
     if confirmed:
         assert json.loads(lines["forget_memory"]) == {"memory_id": lines["save_memory"], "forgotten": True}
     else:
@@ -80,7 +80,7 @@ def test_langgraph_agent_on_create_agent(tmp_path: Path, confirmed: bool) -> Non
     assert done.returncode == 0, done.stderr
     lines = _lines(done.stdout)
     assert lines["save_memory"].startswith("success: ") and lines["search_memories"].startswith("success: ")
-    assert lines["asked"].startswith("Allow forget_memory(")
+    assert lines["asked"].startswith("Forget the memory 'Prefers window seats on trains'?")
     assert lines["forget_memory"].startswith("success: " if confirmed else "error: Cancelled")
     assert "create_agent" in (EXAMPLES / "python" / "langgraph_agent.py").read_text()
 
@@ -93,7 +93,7 @@ def test_pydantic_ai_agent_over_stdio(tmp_path: Path, confirmed: bool) -> None:
     lines = _lines(done.stdout)
     assert json.loads(lines["search_knowledge_base"])["documents_indexed"] >= 3  # the --demo documents
     memory_id = json.loads(lines["save_memory"])["id"]
-    assert lines["asked"].startswith(f"Allow forget_memory(memory_id='{memory_id}')")
+    assert lines["asked"].startswith("Forget the memory '한강 회의실을 좋아한다'? This cannot be undone.")
     if confirmed:
         assert json.loads(lines["forget_memory"]) == {"memory_id": memory_id, "forgotten": True}
     else:

@@ -39,8 +39,8 @@ async def test_a_sandboxed_plugin_runs_scheduled_under_the_scheduled_canary_rule
         write(tools / "tagged.canary.py", plugin_source("tagged", BODY.format(tag="candidate", data=str(data))))
         await eventually(lambda: _ran(client, 8), seconds=30)
         texts = await inbox(client)
-        assert all('"sees_data":false' in text for text in texts)  # the sandbox hides the server's data
-        tags = [("candidate" if '"tag":"candidate"' in t else "stable") for t in reversed(texts)]  # oldest first
+        assert all("Sees data: no" in text for text in texts)  # the sandbox hides the server's data
+        tags = [("candidate" if "Tag: candidate" in t else "stable") for t in reversed(texts)]  # oldest first
         assert tags.count("candidate") == 5 and tags[0] == "stable", tags  # the stage's 5 runs, then stable
         schedule = json.loads((await client.read_resource(made["resource"])).contents[0].text)["schedule"]  # type: ignore[union-attr]
         state = await anyio.to_thread.run_sync(_canary_status, tools, data)

@@ -122,7 +122,7 @@ async def test_a_destructive_tool_is_scheduled_only_on_a_persons_yes_whatever_co
         assert data_of(await client.call_tool("list_schedules", {"include_ended": True}))["schedules"] == []
         made = data_of(await client.call_tool("schedule_tool_run", request))
         assert made["status"] == "active"
-        assert len(asked) == 2 and all("every time without asking again" in question for question in asked)
+        assert len(asked) == 2 and all("each time without asking again" in question for question in asked)
         (kept,) = data_of(await client.call_tool("list_schedules", {}))["schedules"]
         assert kept["id"] == made["id"]
 

@@ -173,7 +173,7 @@ def test_typescript_sdk_client_sees_every_result(node_home: Path, tmp_path: Path
 
     assert calls["save"]["isError"] is False and calls["save"]["structuredContent"]["id"]
     asked = [line for line in lines if line["step"] == "elicitation"]
-    assert len(asked) == 1 and "forget_memory" in asked[0]["message"], asked
+    assert len(asked) == 1 and "Forget the memory 'Prefers window seats on trains'" in asked[0]["message"], asked
     text = _assert_error_result(calls["declined"], "cancelled", status="cancelled")
     assert text.startswith("Cancelled"), text
     assert calls["still_there"]["structuredContent"]["count"] == 1  # declining changed nothing
@@ -278,7 +278,7 @@ def test_typescript_sdk_client_runs_a_destructive_tool_as_a_task(node_home: Path
     task_id = stream[0]["taskId"]
     assert (
         steps["elicitation"]["relatedTask"] == {"taskId": task_id}
-        and "forget_memory" in steps["elicitation"]["message"]
+        and steps["elicitation"]["message"] == "Forget the memory '지난주 회의록은 폐기'? This cannot be undone."
     )
     result = stream[-1]
     assert result["isError"] is False and result["structuredContent"] == {

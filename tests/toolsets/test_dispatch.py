@@ -70,7 +70,7 @@ async def test_destructive_declined_or_dismissed_is_cancelled(policy: ConfirmPol
         confirmer = FixedConfirmer(decision)
         outcome = await dispatch(TOOLSET, "delete_item", {"item_id": "x1"}, ctx(policy, confirmer))
         assert isinstance(outcome, ToolCancelled)
-        assert confirmer.asked and "delete_item" in confirmer.asked[0].message
+        assert confirmer.asked and "Run 'Delete item' with these values?" in confirmer.asked[0].message
     assert DELETED == []
 
 
@@ -162,7 +162,7 @@ async def test_mcp_destructive_confirmation_by_elicitation(
     client = Client(server_with(CATALOG), mode=mode, elicitation_callback=answering(action, content, seen))
     async with client:
         result = await client.call_tool("delete_item", {"item_id": "d1"})
-    assert len(seen) == 1 and "delete_item" in seen[0] and "d1" in seen[0]
+    assert len(seen) == 1 and seen[0] == "Run 'Delete item' with these values? This cannot be undone.\n• Item Id: d1"
     assert (["d1"] if runs else []) == DELETED
     if runs:
         assert not result.is_error and result.structured_content == {"deleted": "d1"}

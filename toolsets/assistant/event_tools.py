@@ -1,7 +1,8 @@
 """event toolset: the caller's events (server side) and the device calendar (deferred to the device)."""
 
 import datetime as dt
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -15,6 +16,9 @@ from toolsets.core.errors import CallDeferred, ErrorCode, ToolError, ToolInputEr
 from toolsets.core.toolset import Toolset
 from toolsets.infra.store.users import UserRecord
 from toolsets.services import Services
+from toolsets.words.catalog import caller_locale, tr
+from toolsets.words.dates import short_moment
+from toolsets.words.values import clip
 
 event_toolset = Toolset("event")
 
@@ -222,7 +226,18 @@ async def invite_to_event(
     return InviteResult(event=view, invited=added, already_invited=already)
 
 
-@event_toolset.tool(hints=DESTRUCTIVE)
+async def _delete_question(ctx: ToolContext[Services], values: Mapping[str, Any]) -> str:
+    """The event by its title and its start in the caller's zone, in the caller's language."""
+    locale = caller_locale(ctx.caller)
+    event_id = str(values.get("event_id", "")).strip()
+    event = await ctx.deps.events.get(event_id) if event_id else None
+    if event is None or event.owner_id != ctx.caller.user_id:  # the tool itself says what is wrong, after
+        return tr(locale, "Delete this event? This cannot be undone.")
+    when = short_moment(event.start, ctx.caller.timezone, locale)
+    return tr(locale, "Delete the event '{title}' ({when})? This cannot be undone.", title=clip(event.title), when=when)
+
+
+@event_toolset.tool(hints=DESTRUCTIVE, question=_delete_question)
 async def delete_event(
     ctx: ToolContext[Services],
     event_id: Annotated[str, Field(description="Id of your event to delete", max_length=64)],

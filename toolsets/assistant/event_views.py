@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.services import Services
+from toolsets.words.catalog import caller_locale
 
 if TYPE_CHECKING:  # the events store loads on first use, not with the tools
     from toolsets.core.context import Caller
@@ -48,12 +49,6 @@ class EventView(BaseModel):
     your_available_dates: list[str] | None = Field(default=None, description="For an invitee: the dates you submitted")
     your_timezone: str = Field(default="UTC", description="Your IANA time zone: say this event's times in it")
     your_locale: str | None = Field(default=None, description="Your language, a BCP 47 tag (e.g. ko-KR)")
-
-
-def caller_locale(caller: "Caller") -> str | None:
-    """The caller's language: their sign-in's `locale` claim, else their directory entry's, else the server's
-    (`server.identity.located`)."""
-    return caller.locale or None
 
 
 def candidate_range(event: "EventRecord") -> tuple[dt.date, dt.date]:

@@ -8,7 +8,6 @@ from pydantic import BaseModel, Field
 from toolsets.assistant.event_views import (
     DateRange,
     EventView,
-    caller_locale,
     candidate_range,
     event_view,
     visible_event,
@@ -20,6 +19,7 @@ from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.toolset import Toolset
 from toolsets.infra.store.errors import InvitationMissing
 from toolsets.services import Services
+from toolsets.words.catalog import caller_locale
 
 guest_toolset = Toolset("guest")
 # The tool a guest finds event ids with (a guest has no get_events).

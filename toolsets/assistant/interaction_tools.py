@@ -9,6 +9,7 @@ from toolsets.core.annotations import ToolHints
 from toolsets.core.deferred import DeviceMethod, ElicitationForm
 from toolsets.core.errors import CallDeferred
 from toolsets.core.toolset import Toolset
+from toolsets.words.catalog import tr
 
 interaction_toolset = Toolset("interaction")
 
@@ -17,8 +18,8 @@ class ConfirmationResult(BaseModel):
     confirmed: bool = Field(description="True when the user confirmed, False when they chose the other option")
 
 
-def _ask_in_client(arguments: Mapping[str, Any]) -> ElicitationForm:
-    label = arguments.get("confirm_label") or "Confirm"
+def _ask_in_client(arguments: Mapping[str, Any], locale: str) -> ElicitationForm:
+    label = arguments.get("confirm_label") or tr(locale, "Confirm")
     schema = {
         "type": "object",
         "properties": {"confirmed": {"type": "boolean", "title": label, "description": arguments["message"]}},

@@ -4,6 +4,7 @@ The backend is the embedded store, or Supermemory when SUPERMEMORY_API_KEY is se
 (`Services.memories`); either way every call is scoped to the caller.
 """
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -15,6 +16,8 @@ from toolsets.core.errors import ErrorCode, ToolError, ToolInputError
 from toolsets.core.toolset import Toolset
 from toolsets.infra.store.memories import MemoryHit, MemoryRecord
 from toolsets.services import Services
+from toolsets.words.catalog import caller_locale, tr
+from toolsets.words.values import clip
 
 memory_toolset = Toolset("memory")
 
@@ -111,7 +114,19 @@ async def _memory_exists(ctx: ToolContext[Services], arguments: Any) -> None:
         raise _not_found(target)
 
 
-@memory_toolset.tool(hints=DESTRUCTIVE, precheck=_memory_exists)
+async def _forget_question(ctx: ToolContext[Services], values: Mapping[str, Any]) -> str:
+    """The memory by its text, clipped, in the caller's language."""
+    target = str(values.get("memory_id", "")).strip()
+    found = None
+    if target and len(target) <= MAX_MEMORY_ID_CHARS:
+        found = await ctx.deps.memories.text_of(ctx.caller.user_id, target)
+    locale = caller_locale(ctx.caller)
+    if not found:
+        return tr(locale, "Forget this memory? This cannot be undone.")
+    return tr(locale, "Forget the memory '{text}'? This cannot be undone.", text=clip(found))
+
+
+@memory_toolset.tool(hints=DESTRUCTIVE, precheck=_memory_exists, question=_forget_question)
 async def forget_memory(
     ctx: ToolContext[Services],
     memory_id: Annotated[

@@ -9,6 +9,7 @@ from toolsets.core.annotations import READ_ONLY
 from toolsets.core.deferred import DeviceMethod, ElicitationForm
 from toolsets.core.errors import CallDeferred
 from toolsets.core.toolset import Toolset
+from toolsets.words.catalog import tr
 
 permission_toolset = Toolset("permission")
 
@@ -28,21 +29,22 @@ class PermissionStatusResult(BaseModel):
     )
 
 
-def _ask_status(arguments: Mapping[str, Any]) -> ElicitationForm:
+def _ask_status(arguments: Mapping[str, Any], locale: str) -> ElicitationForm:
     permission = arguments["permission"]
     schema = {
         "type": "object",
         "properties": {
             "status": {
                 "type": "string",
-                "title": f"Status of {permission}",
+                "title": tr(locale, "Status of {permission}", permission=permission),
                 "enum": list(PERMISSION_STATES),
-                "enumNames": [STATE_LABELS[state] for state in PERMISSION_STATES],
+                "enumNames": [tr(locale, STATE_LABELS[state]) for state in PERMISSION_STATES],
             }
         },
         "required": ["status"],
     }
-    return ElicitationForm(f"What is this device's '{permission}' permission set to?", schema)
+    asked = tr(locale, "What is this device's '{permission}' permission set to?", permission=permission)
+    return ElicitationForm(asked, schema)
 
 
 @permission_toolset.tool(

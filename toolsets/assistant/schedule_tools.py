@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from toolsets.assistant.schedule_words import when_words
 from toolsets.core.annotations import READ_ONLY, ToolHints
 from toolsets.core.context import ToolContext
 from toolsets.core.errors import CallCancelled, ErrorCode, ToolError, ToolInputError
@@ -18,9 +19,12 @@ from toolsets.core.tool import Tool
 from toolsets.core.toolset import Toolset
 from toolsets.infra.store.schedules import Schedule, ScheduleCapReachedError
 from toolsets.pipeline.approval import person_refusal, question_key
+from toolsets.pipeline.questions import fields, tool_title
 from toolsets.scheduling.port import SchedulerPort
 from toolsets.scheduling.when import When, WhenError, next_tick, parse_when
 from toolsets.services import Services
+from toolsets.words.catalog import caller_locale, tr
+from toolsets.words.values import as_lines
 
 schedule_toolset = Toolset("schedule")
 
@@ -180,11 +184,16 @@ async def schedule_tool_run(
 async def _every_run_confirmed(ctx: ToolContext[Services], target: Tool, values: dict[str, Any], parsed: When) -> str:
     """A person's yes to every future run of a destructive tool, whatever `--confirm` says (a run asks nobody), and
     when they gave it; `CallCancelled` when they did not, or cannot be asked."""
-    question = (
-        f"Allow {target.name}({', '.join(f'{k}={v!r}' for k, v in values.items())}) to run {parsed.describe()}, "
-        "every time without asking again? Each run cannot be undone."
-    )
-    answer = await person_refusal(ctx, target.name, values, question, "schedule/" + question_key(target.name, values))
+    locale = caller_locale(ctx.caller)
+    rows = fields(target, values, locale)
+    when = when_words(parsed.kind, parsed.text, parsed.timezone, parsed.every, locale)
+    question = tr(
+        locale, "Run '{tool}' {when}, each time without asking again? Each run cannot be undone.",
+        tool=tool_title(target), when=when,
+    )  # fmt: skip
+    question = f"{question}\n{as_lines(list(rows))}" if rows else question
+    key = "schedule/" + question_key(target.name, values)
+    answer = await person_refusal(ctx, target.name, values, question, key, rows)
     if answer is not None:
         raise CallCancelled(answer.reason.replace("nothing was changed", "nothing was scheduled"))
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -63,8 +63,10 @@ class Decision(enum.StrEnum):
 class ConfirmRequest:
     tool_name: str
     arguments: Mapping[str, Any]
-    message: str
+    message: str  # the question, in the language of the person asked (`locale`)
     key: str  # names this question (tool and arguments), so an answer is never reused for another
+    locale: str = "en"  # the language the question and its form are worded in (a BCP 47 tag)
+    fields: tuple[tuple[str, str], ...] = ()  # the call's arguments as labelled values, for a card that lists them
 
 
 class Confirmer(Protocol):

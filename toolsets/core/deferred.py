@@ -6,7 +6,8 @@
 
 `DeviceMethod` names the JSON-RPC method on the device and how the tool's arguments become its params;
 the device's result is the tool's own result model, validated strictly (`"yes"` is not a boolean).
-`form` says how an MCP client's user can answer instead when no device is connected (None: cannot).
+`form` says how an MCP client's user can answer instead when no device is connected (None: cannot), in
+the caller's language.
 The bridge's registry (`DeviceTools`) is derived from the assembled toolsets, and refuses a
 declaration that does not fit its tool before the server starts.
 """
@@ -41,7 +42,8 @@ class ElicitationForm:
 class DeviceMethod:
     method: str  # e.g. calendar.getEvents
     params: Mapping[str, str] = field(default_factory=dict)  # tool argument -> wire name; empty values left out
-    form: Callable[[Mapping[str, Any]], ElicitationForm] | None = None
+    # (arguments, the caller's locale) -> the form, worded in that language
+    form: Callable[[Mapping[str, Any], str], ElicitationForm] | None = None
 
     def __post_init__(self) -> None:
         if not _METHOD.match(self.method):

@@ -30,10 +30,16 @@ def _is_context(annotation: Any) -> bool:
 
 # Checks a call before confirmation is asked for (the arguments validated); raises a `ToolError` to refuse it.
 Precheck = Callable[["ToolContext[Any]", BaseModel], Awaitable[None]]
+# Words the question a person confirms a call with, in their language, naming its object as they know it (an
+# event's title and time, a memory's text); None: the generic question (the arguments as labelled values).
+Question = Callable[["ToolContext[Any]", Mapping[str, Any]], Awaitable[str | None]]
 
 
 class Tool:
-    __slots__ = ("__dict__", "asks_client", "asks_user", "device", "function", "hints", "name", "precheck", "toolset")
+    __slots__ = (
+        "__dict__", "asks_client", "asks_user", "device", "function", "hints", "name", "precheck", "question",
+        "toolset",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -46,6 +52,7 @@ class Tool:
         precheck: Precheck | None = None,
         asks_client: bool = False,
         asks_user: bool = False,
+        question: Question | None = None,
     ) -> None:
         if not inspect.iscoroutinefunction(function):
             raise TypeError(f"tool {name!r} must be an async function")
@@ -62,6 +69,7 @@ class Tool:
         self.asks_client = asks_client
         # set: the tool itself may ask the user's yes (`ctx.confirmer`), as a destructive tool's call is asked
         self.asks_user = asks_user
+        self.question = question  # set: the question a destructive call is confirmed with (else the generic one)
 
     @property
     def deferred(self) -> bool:

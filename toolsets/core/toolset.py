@@ -16,7 +16,7 @@ from toolsets.core.context import ToolContext
 from toolsets.core.deferred import DeviceMethod, resolve_deferred
 from toolsets.core.envelope import ToolErr, ToolOk, ToolResult
 from toolsets.core.errors import CallDeferred
-from toolsets.core.tool import Precheck, Tool, ToolFunction
+from toolsets.core.tool import Precheck, Question, Tool, ToolFunction
 
 
 class AbstractToolset:
@@ -74,11 +74,13 @@ class Toolset(AbstractToolset):
         precheck: Precheck | None = None,
         asks_client: bool = False,
         asks_user: bool = False,
+        question: Question | None = None,
     ) -> Callable[[ToolFunction], ToolFunction]:
         """Register a tool; `device` declares that it runs on the user's device, through that method; `precheck`
         refuses a call before the user is asked to confirm it (a destructive tool's target that does not exist);
         `asks_client` declares that it may ask the client's model to write part of its answer (`ctx.composer`);
-        `asks_user` that it may ask the user's yes itself (`ctx.confirmer`)."""
+        `asks_user` that it may ask the user's yes itself (`ctx.confirmer`); `question` words the question its
+        confirmation asks (toolsets/pipeline/questions.py: else the generic one)."""
 
         def register(function: ToolFunction) -> ToolFunction:
             tool_name = name or function.__name__
@@ -93,6 +95,7 @@ class Toolset(AbstractToolset):
                 precheck=precheck,
                 asks_client=asks_client,
                 asks_user=asks_user,
+                question=question,
             )
             return function
 

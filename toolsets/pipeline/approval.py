@@ -18,6 +18,8 @@ from toolsets.core.envelope import ToolCancelled, ToolResult
 from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
 from toolsets.core.wrapper import WrapperToolset
+from toolsets.pipeline.questions import fields, question_for
+from toolsets.words.catalog import caller_locale
 
 
 def is_destructive(tool: Tool) -> bool:
@@ -45,18 +47,32 @@ class ApprovalRequiredToolset(WrapperToolset):
 
 async def _refusal(call: ToolCall) -> ToolCancelled | None:
     shown = call.arguments.model_dump(mode="json", exclude_none=True)
-    name = call.tool.name
-    return await refusal(call.ctx, name, shown, _message(name, shown), question_key(name, shown))
+    tool = call.tool
+    message = await question_for(call.ctx, tool, shown)
+    rows = fields(tool, shown, caller_locale(call.ctx.caller))
+    return await refusal(call.ctx, tool.name, shown, message, question_key(tool.name, shown), rows)
+
+
+def _request(
+    ctx: ToolContext[Any], name: str, shown: dict[str, Any], message: str, key: str, rows: tuple[tuple[str, str], ...]
+) -> ConfirmRequest:
+    return ConfirmRequest(name, shown, message, key, locale=caller_locale(ctx.caller), fields=rows)
 
 
 async def refusal(
-    ctx: ToolContext[Any], name: str, shown: dict[str, Any], message: str, key: str
+    ctx: ToolContext[Any],
+    name: str,
+    shown: dict[str, Any],
+    message: str,
+    key: str,
+    rows: tuple[tuple[str, str], ...] = (),
 ) -> ToolCancelled | None:
-    """Ask the user (`message`) whether `name` may run with `shown`; the cancellation to return when they did not
-    say yes, or None to go on (as `--confirm` says when nobody can be asked)."""
+    """Ask the user (`message`, in their language; `rows`: the arguments as labelled values) whether `name` may run
+    with `shown`; the cancellation to return when they did not say yes, or None to go on (as `--confirm` says when
+    nobody can be asked)."""
     decision = Decision.UNAVAILABLE
     if ctx.confirmer is not None:
-        decision = await ctx.confirmer.confirm(ConfirmRequest(name, shown, message, key))
+        decision = await ctx.confirmer.confirm(_request(ctx, name, shown, message, key, rows))
     if decision is not Decision.UNAVAILABLE:
         return _answered(name, decision)
     if ctx.confirm_policy is ConfirmPolicy.STRICT and ctx.unasked is not None:
@@ -84,24 +100,24 @@ def _answered(name: str, decision: Decision) -> ToolCancelled | None:
 
 
 async def person_refusal(
-    ctx: ToolContext[Any], name: str, shown: dict[str, Any], message: str, key: str
+    ctx: ToolContext[Any],
+    name: str,
+    shown: dict[str, Any],
+    message: str,
+    key: str,
+    rows: tuple[tuple[str, str], ...] = (),
 ) -> ToolCancelled | None:
     """Ask a person (`message`) whether `name` may run with `shown`, whatever `--confirm` says: None only on their
     yes. A client that cannot ask gets a cancellation that says so (neither the policy nor a host's approval of the
     call that asks stands in for it)."""
     if ctx.confirmer is not None:
-        decision = await ctx.confirmer.confirm(ConfirmRequest(name, shown, message, key))
+        decision = await ctx.confirmer.confirm(_request(ctx, name, shown, message, key, rows))
         if decision is not Decision.UNAVAILABLE:
             return _answered(name, decision)
     return ToolCancelled(
         f"{name} needs a person's yes, and this client cannot ask for it (no elicitation); nothing was changed. "
         "Use a client that supports elicitation."
     )
-
-
-def _message(name: str, shown: Mapping[str, Any]) -> str:
-    rendered = ", ".join(f"{key}={value!r}" for key, value in shown.items())
-    return f"Allow {name}({rendered})? This cannot be undone."
 
 
 def question_key(name: str, shown: Mapping[str, Any]) -> str:

@@ -47,6 +47,7 @@ class PluginTool(Tool):
         self.device = None
         self.asks_client = version.tool_spec.asks_client  # its calls then take the path that carries the answers
         self.asks_user = False
+        self.question = None  # its calls are confirmed with the generic question (its values, labelled)
         self.function = self.run  # what a typed tool's function is to it (its module documents the toolset)
 
     @property

@@ -22,6 +22,7 @@ from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.core.toolset import Toolset
 from toolsets.extensions.workspace import shell
 from toolsets.extensions.workspace.paths import Workspace
+from toolsets.extensions.workspace.questions import shell_question, write_question
 from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig
 
 WORKSPACE_TOOLSET = "workspace"
@@ -108,7 +109,7 @@ def workspace_toolset(
             path=str(relative), content=data.decode(errors="replace"), size=size, truncated=size > len(data)
         )
 
-    @toolset.tool(hints=ToolHints(destructive=True))
+    @toolset.tool(hints=ToolHints(destructive=True), question=write_question)
     async def write_file(
         path: Annotated[str, Field(description="A file relative to the workspace; missing folders are created")],
         content: Annotated[str, Field(description="The text to write (UTF-8)")],
@@ -122,7 +123,7 @@ def workspace_toolset(
         created = await anyio.to_thread.run_sync(_write, workspace, relative, data, append)
         return FileWritten(path=str(relative), bytes_written=len(data), created=created)
 
-    @toolset.tool(hints=ToolHints(destructive=True, open_world=True))
+    @toolset.tool(hints=ToolHints(destructive=True, open_world=True), question=shell_question)
     async def run_shell(
         command: Annotated[
             str, Field(description="One shell command, run in the workspace folder (/workspace), e.g. 'ls -la'")

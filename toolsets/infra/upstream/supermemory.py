@@ -114,6 +114,9 @@ class SupermemoryMemories:
     async def exists(self, user_id: str, memory_id: str) -> bool | None:
         return None  # the API has no look-up by id that is cheaper than the delete itself
 
+    async def text_of(self, user_id: str, memory_id: str) -> str | None:
+        return None  # as `exists`: no look-up by id that is cheaper than the delete; the question stays generic
+
     async def forget(self, user_id: str, memory_id: str) -> bool:
         body = {"containerTag": container_tag(user_id), "id": memory_id}
         data = await self._request("DELETE", "/v4/memories", body, action="forget the memory", missing_ok=True)

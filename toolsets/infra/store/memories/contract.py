@@ -38,6 +38,11 @@ class MemoryStore(Protocol):
         """Whether the user has this memory; None when the backend cannot tell without deleting it."""
         ...
 
+    async def text_of(self, user_id: str, memory_id: str) -> str | None:
+        """What the user's memory says (for the question that confirms forgetting it); None when there is no such
+        memory or the backend cannot tell without more than a look-up."""
+        ...
+
     async def forget(self, user_id: str, memory_id: str) -> bool:
         """True when the user's memory was deleted; False when the user has no memory with that id."""
         ...

@@ -114,6 +114,15 @@ class PgMemories:
             found = await conn.execute("SELECT 1 FROM memories WHERE id = %s AND user_id = %s", (memory_id, user_id))
             return await found.fetchone() is not None
 
+    async def text_of(self, user_id: str, memory_id: str) -> str | None:
+        await self._ready()
+        async with self.pg.transaction() as conn:
+            found = await conn.execute(
+                "SELECT content FROM memories WHERE id = %s AND user_id = %s", (memory_id, user_id)
+            )
+            row = await found.fetchone()
+            return None if row is None else str(row["content"])
+
     async def forget(self, user_id: str, memory_id: str) -> bool:
         await self._ready()
         async with self.pg.transaction() as conn:

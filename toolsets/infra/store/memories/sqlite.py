@@ -217,6 +217,15 @@ class SqliteMemories:
         )
         return row is not None
 
+    async def text_of(self, user_id: str, memory_id: str) -> str | None:
+        await self._ready()
+        row = await self.db.read(
+            lambda conn: conn.execute(
+                "SELECT content FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
+            ).fetchone()
+        )
+        return None if row is None else str(row["content"])
+
     async def forget(self, user_id: str, memory_id: str) -> bool:
         await self._ready()
 

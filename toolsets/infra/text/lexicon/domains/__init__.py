@@ -9,7 +9,7 @@ Pairs = tuple[tuple[str, str], ...]
 
 
 def parse(text: str) -> Pairs:
-    """`회의록 = minutes / meeting notes; 안건 = agenda` -> (회의록, minutes), (회의록, meeting notes), (안건, agenda)."""
+    """`회의록 = minutes / notes; 안건 = agenda` -> (회의록, minutes), (회의록, notes), (안건, agenda)."""
     pairs: list[tuple[str, str]] = []
     for entry in text.replace("\n", ";").split(";"):
         korean, _, english = entry.partition("=")

@@ -17,7 +17,8 @@ WORDS = """
 쉬는 시간 = break; 기념일 = anniversary; 창립 = founding; 창립기념일 = founding anniversary / foundation day
 파티 = party; 송년회 = year-end party / holiday party / end-of-year party; 신년회 = new year party
 종무식 = year-end ceremony; 시무식 = new year ceremony; 축하 = celebration / congratulations / celebrate
-결혼식 = wedding; 장례식 = funeral; 경조사 = family events; 행사장 = venue / event hall; 장소 = place / venue / location
+결혼식 = wedding; 장례식 = funeral; 경조사 = family events; 행사장 = venue / event hall
+장소 = place / venue / location
 회의록 = notes; 양식 = template / form; 템플릿 = template; 서식 = form / template; 발표자 = presenter / speaker
 자료 = materials / slides / data; 슬라이드 = slides / slide deck; 스탠드업 = standup / stand-up; 데일리 = daily
 정기 = regular / recurring; 정기 회의 = regular meeting; 주간 회의 = weekly meeting; 월례 회의 = monthly meeting

@@ -1,7 +1,8 @@
 """Food and meals: lunch, dinners, drinks, snacks, where to eat."""
 
 WORDS = """
-식대 = meal allowance / meal expenses / meal cost; 식비 = meal expenses / food costs; 식권 = meal ticket / meal voucher
+식대 = meal allowance / meal expenses / meal cost; 식비 = meal expenses / food costs
+식권 = meal ticket / meal voucher
 구내식당 = cafeteria / canteen; 사내 식당 = cafeteria / canteen; 도시락 = lunch box / packed lunch / bento
 배달 = delivery / takeout; 배달 음식 = delivery food / takeout; 고깃집 = barbecue / korean bbq / bbq restaurant
 고기 = meat; 삼겹살 = pork belly; 치킨 = chicken / fried chicken; 피자 = pizza; 국수 = noodles / noodle

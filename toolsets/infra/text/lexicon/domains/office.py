@@ -6,12 +6,16 @@ WORDS = """
 잉크 = ink; 스캐너 = scanner; 스캔 = scan; 팩스 = fax; 프로젝터 = projector; 빔프로젝터 = projector; 스크린 = screen
 화이트보드 = whiteboard; 마이크 = microphone / mic; 스피커 = speaker; 케이블 = cable; 리모컨 = remote / remote control
 냉장고 = fridge / refrigerator; 전자레인지 = microwave; 정수기 = water dispenser / water purifier / water cooler
-커피 머신 = coffee machine / coffee maker; 에어컨 = air conditioner / air conditioning / AC; 냉방 = air conditioning / cooling
+커피 머신 = coffee machine / coffee maker; 에어컨 = air conditioner / air conditioning / AC
+냉방 = air conditioning / cooling
 난방 = heating / heat; 히터 = heater; 온도 = temperature / thermostat; 조명 = lighting / lights; 전등 = lights
-화장실 = restroom / bathroom / toilet / washroom; 계단 = stairs / stairway / staircase; 비상구 = emergency exit / fire exit
+화장실 = restroom / bathroom / toilet / washroom; 계단 = stairs / stairway / staircase
+비상구 = emergency exit / fire exit
 소화기 = fire extinguisher; 화재 = fire; 소방 = fire; 소방 훈련 = fire drill; 대피 = evacuation / evacuate
-대피 훈련 = evacuation drill; 훈련 = drill / training; 경비실 = security office / security desk; 경비원 = security guard
-보안 = security; 관리실 = management office / building management; 관리사무소 = building management / management office
+대피 훈련 = evacuation drill; 훈련 = drill / training; 경비실 = security office / security desk
+경비원 = security guard
+보안 = security; 관리실 = management office / building management
+관리사무소 = building management / management office
 청소 = cleaning / clean; 미화 = cleaning; 쓰레기 = trash / garbage / rubbish; 쓰레기통 = trash can / bin / wastebasket
 분리수거 = recycling; 분리수거함 = recycling bin; 재활용 = recycling / recycle; 택배 = package / parcel / delivery
 우편 = mail / post; 우편물 = mail; 우편실 = mailroom / mail room; 배송 = delivery / shipping; 열쇠 = key / keys

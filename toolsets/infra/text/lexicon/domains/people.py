@@ -15,7 +15,8 @@ WORDS = """
 조직도 = org chart / organization chart; 멘토 = mentor; 멘토링 = mentoring; 멘티 = mentee; 버디 = buddy
 수습 = probation; 수습 기간 = probation period; 계약 = contract; 계약직 = contractor / contract worker
 정규직 = full-time / permanent; 인턴 = intern / internship; 복지 = benefits / welfare / perks
-복지 포인트 = benefit points / welfare points; 건강검진 = health checkup / medical checkup / health screening / checkup
+복지 포인트 = benefit points / welfare points
+건강검진 = health checkup / medical checkup / health screening / checkup
 검진 = checkup; 병원 = hospital / clinic; 의사 = doctor; 진단서 = doctor's note / medical certificate
 휴직 = leave; 육아 휴직 = parental leave; 출산 휴가 = maternity leave; 육아 = parental / childcare
 출산 = maternity / childbirth; 경조 휴가 = bereavement leave / family leave; 복귀 = return / back / come back

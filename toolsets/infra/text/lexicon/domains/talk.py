@@ -1,7 +1,8 @@
 """Working together: communication, documents, requests, processes and common office verbs."""
 
 WORDS = """
-연락 = contact / reach; 연락망 = contact list / phone tree; 비상 = emergency; 비상 연락망 = emergency contact list / emergency contacts
+연락 = contact / reach; 연락망 = contact list / phone tree; 비상 = emergency
+비상 연락망 = emergency contact list / emergency contacts
 긴급 = urgent / emergency; 게시판 = bulletin board / notice board; 게시 = post / posted; 고정 = pinned / pin
 명함 = business card / business cards; 주소록 = address book / directory; 자리 배치 = seating chart / seating
 사용 = use / usage; 사용법 = instructions / usage / manual; 방법 = method / way; 절차 = process / procedure / steps

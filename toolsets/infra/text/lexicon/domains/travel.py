@@ -10,7 +10,8 @@ WORDS = """
 맞은편 = opposite / across; 건너편 = across; 옆 = beside; 항공 = airline / flight
 항공사 = airline; 비행기표 = plane ticket / flight ticket / flight; 표 = ticket; 티켓 = tickets
 기차표 = train ticket; 승차권 = ticket; 예매 = booking / book / reservation; 탑승 = boarding / board
-여권 = passport; 환전 = currency exchange / exchange money; 환율 = exchange rate; 출장비 = travel expenses / travel costs
+여권 = passport; 환전 = currency exchange / exchange money; 환율 = exchange rate
+출장비 = travel expenses / travel costs
 일비 = per diem / daily allowance; 숙소 = accommodation / lodging / hotel; 이코노미 = economy / economy class
 비즈니스석 = business class; 여행사 = travel agency / travel agent; 김포 = gimpo; 김포공항 = gimpo airport
 인천 = incheon; 인천공항 = incheon airport; 제주 = jeju; 제주도 = jeju; 부산 = busan; 대전 = daejeon; 대구 = daegu

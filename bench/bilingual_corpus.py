@@ -2,7 +2,7 @@
 
 Each pair is a query in one language and the one passage, in the other language, it must find. The
 pairs were written as a user would type the query and as a team wiki or a memory would word the
-passage, before the bilingual lexicon (`toolsets/infra/text/lexicon.py`) existed and without looking
+passage, before the bilingual lexicon (`toolsets/infra/text/lexicon/`) existed and without looking
 at it; every pair has its own topic, so a passage is the answer of one query only. The bench reports
 which query words the lexicon does not cover.
 """

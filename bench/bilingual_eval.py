@@ -4,11 +4,12 @@ The held-out pairs of bench/bilingual_corpus.py (written without looking at the 
 through the real stores: every passage is a document of a temp docs folder (KnowledgeIndex) and a
 memory of one user (the memory store), on SQLite and, with --database-url (or TEST_DATABASE_URL), on
 PostgreSQL in a fresh schema. Each query must find its own passage among all of them (both languages):
-recall@1 and recall@5, with the lexicon's expansion off (the baseline: the analyzer alone) and on, at
+recall@1, @3 and @5, with the lexicon's expansion off (the baseline: the analyzer alone) and on, at
 each --weights value of an alternate term. Also lists the query words the lexicon has no entry for.
+--set heldout runs the second held-out set (bench/bilingual_heldout.py) instead, --set both runs each.
 
-    .venv/bin/python bench/bilingual_eval.py [--database-url URL] [--weights 0.25,0.5,1] [--verbose]
-        [--latency 10000]
+    .venv/bin/python bench/bilingual_eval.py [--set first|heldout|both] [--database-url URL]
+        [--weights 0.25,0.5,1] [--verbose] [--latency 10000]
 
 --latency CHUNKS also times knowledge searches with the expansion off and on, interleaved, over ~CHUNKS
 chunks of text mixing the lexicon's words with bench/knowledge_bench.py's synthetic vocabulary.
@@ -33,17 +34,28 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bilingual_corpus import EN_KO, KO_EN  # noqa: E402
+import bilingual_corpus  # noqa: E402
+import bilingual_heldout  # noqa: E402
 
 from toolsets.infra.store.knowledge import KnowledgeIndex  # noqa: E402
 from toolsets.infra.text import MAX_QUERY_TERMS, Analyzer, Query, fold  # noqa: E402
 from toolsets.infra.text.crosslang import ALTERNATE_WEIGHT  # noqa: E402
 
 TOP = 5
+CUTOFFS = (1, 3, TOP)
 USER = "eval-user"
-PAIRS = [("ko->en", query, passage) for query, passage in KO_EN] + [
-    ("en->ko", query, passage) for query, passage in EN_KO
-]
+Pair = tuple[str, str, str]  # direction, query, passage
+
+
+def pairs_of(corpus: Any) -> list[Pair]:
+    """(direction, query, passage) of a set's KO_EN and EN_KO lists."""
+    return [("ko->en", query, passage) for query, passage in corpus.KO_EN] + [
+        ("en->ko", query, passage) for query, passage in corpus.EN_KO
+    ]
+
+
+SETS: dict[str, list[Pair]] = {"first": pairs_of(bilingual_corpus), "heldout": pairs_of(bilingual_heldout)}
+PAIRS = SETS["first"]
 _STOP = "a an the to of for is are am do does did i my me you your how many much what when where who why get on in at"
 STOP_WORDS = frozenset(f"{_STOP} with from not no too this that it be can there".split())
 
@@ -87,14 +99,16 @@ async def stores(kind: str, base: Path, url: str | None) -> AsyncIterator[tuple[
             await pg.close()
 
 
-async def evaluate(kind: str, base: Path, url: str | None, weights: list[float]) -> list[tuple[str, dict[str, Any]]]:
-    """Per analyzer variant: {direction: (recall@1, recall@5)} for knowledge and memories, and the misses."""
+async def evaluate(
+    kind: str, base: Path, url: str | None, weights: list[float], pairs: list[Pair] = PAIRS, *, baseline: bool = True
+) -> list[tuple[str, dict[str, Any]]]:
+    """Per analyzer variant: {store: {direction: ranks}} for knowledge and memories, and the misses."""
     docs = base / "docs"
     docs.mkdir(parents=True)
-    passages = {f"p{number:02d}.txt": passage for number, (_, _, passage) in enumerate(PAIRS)}
+    passages = {f"p{number:02d}.txt": passage for number, (_, _, passage) in enumerate(pairs)}
     for name, passage in passages.items():
         (docs / name).write_text(passage, encoding="utf-8")
-    variants: list[tuple[str, Analyzer]] = [("expansion off", Analyzer(cross_language=False))]
+    variants: list[tuple[str, Analyzer]] = [("expansion off", Analyzer(cross_language=False))] if baseline else []
     variants += [(f"expansion on, weight {weight:g}", Weighted(weight)) for weight in weights]
     results: list[tuple[str, dict[str, Any]]] = []
     async with stores(kind, base, url) as (tables, memories_with):
@@ -106,10 +120,10 @@ async def evaluate(kind: str, base: Path, url: str | None, weights: list[float])
             memories = memories_with(text)
             ranks: dict[str, dict[str, list[int | None]]] = {}
             misses: list[str] = []
-            for direction, query, passage in PAIRS:
-                found = [hit.source for hit in await index.search(query, len(PAIRS))]
-                remembered = [hit.record.content for hit in await memories.search(USER, query, len(PAIRS))]
-                other = {text for d, _, text in PAIRS if d == direction}  # the passages in the other language
+            for direction, query, passage in pairs:
+                found = [hit.source for hit in await index.search(query, len(pairs))]
+                remembered = [hit.record.content for hit in await memories.search(USER, query, len(pairs))]
+                other = {text for d, _, text in pairs if d == direction}  # the passages in the other language
                 for store, listed, wanted in (
                     ("knowledge", [passages[name] for name in found], passage),
                     ("memories", remembered, passage),
@@ -129,11 +143,11 @@ def recall(ranks: list[int | None], at: int) -> float:
     return sum(1 for rank in ranks if rank is not None and rank <= at) / len(ranks)
 
 
-def uncovered_words() -> dict[str, list[str]]:
+def uncovered_words(pairs: list[Pair] = PAIRS) -> dict[str, list[str]]:
     """Per direction, the query words (stop words aside) no lexicon entry found in the query covers."""
     text = Analyzer()
     out: dict[str, list[str]] = {}
-    for direction, query, _ in PAIRS:
+    for direction, query, _ in pairs:
         spans: list[tuple[str, range]] = []
         terms: list[str] = []
         for word in re.findall(r"[^\W_]+", fold(query)):
@@ -163,20 +177,21 @@ async def same_language(weights: list[float]) -> None:
         print(f"{label:<30}{cells}   (ko, en, mixed, all)")
 
 
-def report(kind: str, results: list[tuple[str, dict[str, Any]]], verbose: bool) -> None:
-    print(f"\n{kind}: recall@1 / recall@5 over {len(PAIRS)} pairs (ko->en {len(KO_EN)}, en->ko {len(EN_KO)});")
+def report(kind: str, results: list[tuple[str, dict[str, Any]]], verbose: bool, pairs: list[Pair]) -> None:
+    count = {d: sum(1 for direction, _, _ in pairs if direction == d) for d in ("ko->en", "en->ko")}
+    print(f"\n{kind}: recall@1 / @3 / @5 over {len(pairs)} pairs (ko->en {count['ko->en']}, en->ko {count['en->ko']});")
     print("every passage of both languages is a candidate; * = ranked among the other language's passages only")
-    header = f"{'':<30}{'store':<11}" + "".join(f"{d:>16}" for d in ("ko->en", "en->ko", "all"))
+    header = f"{'':<30}{'store':<11}" + "".join(f"{d:>24}" for d in ("ko->en", "en->ko", "all"))
     print(header)
     print("-" * len(header))
     for label, found in results:
         for store, by_direction in found["ranks"].items():
             every = [rank for ranks in by_direction.values() for rank in ranks]
             cells = [
-                f"{recall(ranks, 1):.3f} / {recall(ranks, TOP):.3f}"
+                " / ".join(f"{recall(ranks, at):.3f}" for at in CUTOFFS)
                 for ranks in (by_direction["ko->en"], by_direction["en->ko"], every)
             ]
-            print(f"{label:<30}{store:<11}" + "".join(f"{cell:>16}" for cell in cells))
+            print(f"{label:<30}{store:<11}" + "".join(f"{cell:>24}" for cell in cells))
     if verbose:
         for label, found in results:
             print(f"\nknowledge, {label}: not first for {len(found['misses'])}")
@@ -205,7 +220,7 @@ async def latency(kind: str, base: Path, url: str | None, chunks: int, rounds: i
         sections = [f"## {' '.join(rng.choices(words, k=2))}\n\n{attach(rng, rng.choices(words, weights, k=80))}\n"
                     for _ in range(SECTIONS_PER_FILE)]  # fmt: skip
         (docs / f"page-{number}.md").write_text(f"# Page {number}\n\n" + "\n".join(sections), encoding="utf-8")
-    queries = [query for _, query, _ in PAIRS]
+    queries = [query for _, query, _ in SETS["first"] + SETS["heldout"]]
     async with stores(kind, base, url) as (tables, _):
         off = KnowledgeIndex(tables, docs, debounce=3600, text=Analyzer(cross_language=False))
         on = KnowledgeIndex(tables, docs, debounce=3600, text=Analyzer())
@@ -224,26 +239,32 @@ async def latency(kind: str, base: Path, url: str | None, chunks: int, rounds: i
         print(f"  expansion {label:<4} p50 {statistics.median(values):7.2f}  p99 {p99:7.2f}")
 
 
-async def main(url: str | None, weights: list[float], verbose: bool, chunks: int) -> None:
+async def main(url: str | None, weights: list[float], verbose: bool, chunks: int, chosen: str) -> None:
     kinds = ["sqlite", *(["postgresql"] if url else [])]
-    for kind in kinds:
-        with tempfile.TemporaryDirectory(prefix="bilingual-eval-") as tmp:
-            report(kind, await evaluate(kind, Path(tmp), url, weights), verbose)
+    names = list(SETS) if chosen == "both" else [chosen]
+    for name in names:
+        print(f"\n== set: {name} ==")
+        for kind in kinds:
+            with tempfile.TemporaryDirectory(prefix="bilingual-eval-") as tmp:
+                report(kind, await evaluate(kind, Path(tmp), url, weights, SETS[name]), verbose, SETS[name])
     if chunks:
         for kind in kinds:
             with tempfile.TemporaryDirectory(prefix="bilingual-latency-") as tmp:
                 await latency(kind, Path(tmp), url, chunks, rounds=5)
     await same_language(weights)
-    print("\nquery words no lexicon entry covers (stop words aside):")
-    for direction, words in uncovered_words().items():
-        print(f"  {direction} ({len(words)}): {', '.join(words)}")
+    for name in names:
+        print(f"\nquery words no lexicon entry covers (stop words aside), set {name}:")
+        for direction, words in uncovered_words(SETS[name]).items():
+            print(f"  {direction} ({len(words)}): {', '.join(words)}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", choices=[*SETS, "both"], default="both", help="which held-out set(s)")
     parser.add_argument("--database-url", default=os.environ.get("TEST_DATABASE_URL"))
     parser.add_argument("--weights", default=f"{ALTERNATE_WEIGHT:g}", help="alternate weights, comma-separated")
     parser.add_argument("--verbose", action="store_true", help="list the queries whose passage was not first")
     parser.add_argument("--latency", type=int, default=0, metavar="CHUNKS", help="also time searches at ~CHUNKS")
     args = parser.parse_args()
-    anyio.run(main, args.database_url, [float(w) for w in args.weights.split(",")], args.verbose, args.latency)
+    weights = [float(w) for w in args.weights.split(",")]
+    anyio.run(main, args.database_url, weights, args.verbose, args.latency, args.set)

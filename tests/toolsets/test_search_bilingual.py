@@ -52,7 +52,8 @@ async def test_a_korean_query_finds_english_documents_and_back(svc: Services) ->
         assert (await sources(client, "meeting room"))[:2] == ["rooms.md", "회의실.md"]
         assert (await sources(client, "회의실 예약"))[:2] == ["회의실.md", "rooms.md"]
         assert await sources(client, "fridge") == ["wifi.md"]  # no lexicon word: as before
-        assert await sources(client, "냉장고") == []
+        assert await sources(client, "얼룩말") == []  # nor in the lexicon: nothing
+        assert await sources(client, "냉장고") == ["wifi.md"]  # a domain word (facilities): found in English
 
 
 @pytest.mark.anyio

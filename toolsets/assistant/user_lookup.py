@@ -1,7 +1,8 @@
 """Whether an identifier names exactly one user: the one check behind inviting, relaying and id lookup.
 
 An id, a username, an email or a phone number is looked up exactly; anything else (a name, in Korean or in
-Latin letters) is matched the way `search_users` matches names, so `준호` names 이준호 when he is the only one.
+Latin letters) is matched the way `search_users` matches names, so `준호` names 이준호 when he is the only one;
+honorifics and titles aside (`민지님`, `준호 팀장님께`) when the name as written finds nobody.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from typing import Literal
 
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.infra.store.users import UserRecord, UserStore
+from toolsets.infra.text.names import names_person, without_honorifics
 
 Status = Literal["found", "not_found", "ambiguous"]
 FIND_PEOPLE_HINT = "use search_users to find the right person"
 MAX_CANDIDATES = 5  # named in an ambiguity message
+STRIPPED_SCAN = 100  # users a name without its honorific is checked against (it must equal a unit of theirs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +39,26 @@ async def resolve(users: UserStore, identifier: str) -> Resolution:
     """Whom an id, username, email, phone number or name names: one user, nobody, or several."""
     matches = await users.resolve(identifier)
     if not matches and identifier.strip():
-        matches = await users.find_by_username(identifier.strip(), MAX_CANDIDATES + 1)
+        matches = await find_by_name(users, identifier.strip(), MAX_CANDIDATES + 1)
     if len(matches) == 1:
         return Resolution(identifier, "found", matches[0])
     if matches:
         return Resolution(identifier, "ambiguous", None, matches[:MAX_CANDIDATES])
     return Resolution(identifier, "not_found", None)
+
+
+async def find_by_name(users: UserStore, text: str, limit: int) -> list[UserRecord]:
+    """Users by (part of) their username or name; when the text as written finds nobody, by the name without
+    its honorifics or titles (`민지님`, `김민지 님`, `준호 팀장님한테`), each found user named by it as a whole."""
+    found = await users.find_by_username(text, limit)
+    if found:
+        return found
+    for name in without_honorifics(text):
+        candidates = await users.find_by_username(name, max(limit, STRIPPED_SCAN))
+        named = [user for user in candidates if names_person(name, user.username, user.display_name)]
+        if named:
+            return named[:limit]
+    return []
 
 
 async def resolve_one(users: UserStore, identifier: str) -> UserRecord:

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from toolsets.assistant.user_lookup import FIND_PEOPLE_HINT, resolve
+from toolsets.assistant.user_lookup import FIND_PEOPLE_HINT, find_by_name, resolve
 from toolsets.assistant.validation import contact
 from toolsets.core.annotations import READ_ONLY
 from toolsets.core.context import ToolContext
@@ -126,13 +126,14 @@ _NAME_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u2010](?=[^\W\d_])")
 
 
 async def _by_name(users: UserStore, text: str) -> list[UserRecord]:
-    """Users by (part of) their username or name; a hyphenated name also as its joined word, as the knowledge
-    search treats compounds (`Seo-yeon` finds `Kim Seoyeon` and `Seo-yeon Park`)."""
-    found = await users.find_by_username(text, MAX_SEARCH_RESULTS)
+    """Users by (part of) their username or name, honorifics and titles aside (`민지님`, `준호 팀장님`); a hyphenated
+    name also as its joined word, as the knowledge search treats compounds (`Seo-yeon` finds `Kim Seoyeon` and
+    `Seo-yeon Park`)."""
+    found = await find_by_name(users, text, MAX_SEARCH_RESULTS)
     joined = _NAME_HYPHEN.sub("", text)
     if joined != text and len(found) < MAX_SEARCH_RESULTS:
         seen = {user.id for user in found}
-        found += [user for user in await users.find_by_username(joined, MAX_SEARCH_RESULTS) if user.id not in seen]
+        found += [user for user in await find_by_name(users, joined, MAX_SEARCH_RESULTS) if user.id not in seen]
     return found
 
 

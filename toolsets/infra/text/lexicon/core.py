@@ -1,16 +1,9 @@
-"""The bilingual lexicon of cross-language search: Korean and English words of a team's working life.
-
-Plain data: (Korean, English) pairs, each read both ways (a Korean query also looks for the English
-word, an English query for the Korean one), and Korean given names, whose Latin spellings come from
-`romanize`. A word with several translations has several pairs. Entries are nouns as a wiki or a
-memory would write them; English sides have no stop words, and a one-syllable Korean side (`팀`) only
-meets a word of its own (the analyzer keeps at least two syllables when it strips a particle).
-`crosslang.Lexicon` turns them into terms with the search analyzer.
-"""
+"""The lexicon's first 228 pairs (a team's working words) and the Korean given names; the domain lists beside
+this file grow it."""
 
 from __future__ import annotations
 
-PAIRS: tuple[tuple[str, str], ...] = (
+CORE: tuple[tuple[str, str], ...] = (
     # meetings and rooms
     ("회의", "meeting"), ("미팅", "meeting"), ("회의", "conference"), ("회의실", "meeting room"),
     ("회의실", "conference room"), ("화상 회의", "video call"), ("화상 회의", "video meeting"),
@@ -86,5 +79,3 @@ GIVEN_NAMES: tuple[str, ...] = tuple(
     윤서 지민 채원 지윤 은서 다은 예은 수빈 소율 예린 지현 수진 지영 은지 혜진 미영 영희 철수 민수 성민 동현 준영
     상훈 재현 성훈 영호 유나 수연 지수 현정 은정 미진 진영 태현 민호 동욱 태민 유진 혜원 성호 정민 다인 세영""".split()  # noqa: SIM905
 )
-
-MAX_PAIRS = 1000  # the lexicon stays small: every entry is analyzed once per process

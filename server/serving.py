@@ -166,8 +166,10 @@ async def _serve_stdio_front(settings: Settings, deployment: Any) -> None:
 async def _seed_demo(settings: Settings, services: Any) -> None:
     if settings.demo:
         from toolsets.assistant.demo import seed_demo
+        from toolsets.assistant.demo_store import not_seeded_note
 
-        await seed_demo(services, settings.user, settings.timezone)
+        if not await seed_demo(services, settings.user, settings.timezone):
+            services.start_notes = (*services.start_notes, not_seeded_note(services.data_dir))
 
 
 def _bind(host: str, port: int) -> socket.socket:

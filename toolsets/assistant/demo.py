@@ -76,9 +76,12 @@ def demo_users(you: str) -> list[UserRecord]:
 
 
 async def seed_demo(services: Services, you: str, timezone: str) -> bool:
-    """Seed users, events, docs and memories if the user directory is empty; True when it seeded."""
+    """Seed users, events, docs and memories into an empty store, or one that holds only what a first call of `you`
+    made (`demo_store.only_first_call`); True when it seeded."""
+    from toolsets.assistant.demo_store import only_first_call
+
     users = services.users
-    if not await users.is_empty():
+    if not await only_first_call(services, you):
         here = services.data_dir
         logger.warning(
             "--demo: the store in %s already has data, so no demo data was added; "

@@ -87,6 +87,16 @@ SUBCOMMANDS = (
         ),
     ),
     Subcommand(
+        "dev",
+        "dev_command",
+        (
+            (
+                "dev [--print] [SERVER FLAGS]",
+                "this server under the MCP Inspector's web UI (npx; Node.js 20+), e.g. dev --demo",
+            ),
+        ),
+    ),
+    Subcommand(
         "uninstall",
         "uninstall_command",
         (("uninstall HOST [--scope user|workspace]", "take it out of that host's file again (the rest stays)"),),

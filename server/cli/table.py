@@ -97,6 +97,16 @@ SUBCOMMANDS = (
         ),
     ),
     Subcommand(
+        "apps",
+        "apps_command",
+        (
+            (
+                "apps preview --out DIR [--app A] [--locale ko|en] [--theme light|dark]",
+                "each MCP App as a standalone HTML page with sample data, for a browser",
+            ),
+        ),
+    ),
+    Subcommand(
         "uninstall",
         "uninstall_command",
         (("uninstall HOST [--scope user|workspace]", "take it out of that host's file again (the rest stays)"),),

@@ -82,6 +82,11 @@ def reader(server: TruloopMCP) -> Callable[[str], Any]:
     return functools.partial(session_reader_of, server.session_manager)
 
 
+def shared_store(settings: Settings) -> bool:
+    """Whether this server shares its store with others (PostgreSQL or Redis): a replica, most likely."""
+    return settings.database_url is not None or settings.redis_url is not None
+
+
 def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None) -> Starlette:
     """The app; `address` is where its socket is bound (the real port after `--port 0`), which names the
     resources in the sign-in metadata unless `--public-url` does."""
@@ -97,7 +102,15 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
         sign_in = list(metadata_routes(resources, settings.oauth_issuer))
         if settings.public_url is None and not is_loopback(settings.host):
             logger.warning(
-                "hosts are told to sign in for %s: pass --public-url with the URL they reach this server at",
+                "hosts are told to sign in for %s: pass --public-url with the URL they reach this server at%s",
+                resources.main.url,
+                " (the same on every replica, or they refuse each other's tokens)" if shared_store(settings) else "",
+            )
+        elif settings.public_url is None and not settings.jwt_audience and shared_store(settings):
+            # a replica's default audience is its own address, so replicas would refuse each other's tokens
+            logger.warning(
+                "this server accepts only tokens for %s: behind a load balancer, give every replica the same "
+                "--public-url (the URL clients reach them at)",
                 resources.main.url,
             )
     else:

@@ -30,6 +30,7 @@ GRACEFUL_SECONDS = 2
 def run(settings: Settings) -> None:
     from toolsets.infra.private_files import warn_if_loose
 
+    _data_folder_made(settings.data_dir)
     warn_if_loose(settings.data_dir, (settings.audit_target,) if isinstance(settings.audit_target, Path) else ())
 
     if settings.database_url is not None or settings.redis_url is not None:
@@ -43,6 +44,23 @@ def run(settings: Settings) -> None:
 
         options = speed.event_loop_options()
     anyio.run(_serve_http, settings, backend_options=options)
+
+
+def _data_folder_made(folder: Path) -> None:
+    """Exit now, naming the folder, when the data folder cannot be made: every call would fail otherwise. The
+    settings check what they can without writing; some folders only refuse a real `mkdir` (`/proc/...`, and any
+    folder for root, whom permission bits do not stop)."""
+    from server.cli.shared import PROG
+    from toolsets.infra.private_files import private_dir
+
+    try:
+        private_dir(folder)
+    except OSError as exc:
+        sys.stderr.write(
+            f"{PROG}: error: cannot create the data folder {folder} (--data-dir / TRULOOP_DATA_DIR): "
+            f"{exc.strerror or exc}; pass a folder this user can create and write, such as ~/.local/share/truloop\n"
+        )
+        raise SystemExit(1) from None
 
 
 def _stores_answer(settings: Settings) -> None:
@@ -148,10 +166,12 @@ async def _serve_stdio_front(settings: Settings, deployment: Any) -> None:
 async def _seed_demo(settings: Settings, services: Any) -> None:
     if settings.demo:
         from toolsets.assistant.demo import HOME_ZONE, seed_demo
+        from toolsets.assistant.demo_store import not_seeded_note
 
         # the zone asked for (--timezone, TRULOOP_TIMEZONE), else the demo's own: never the machine's by accident
         zone = settings.timezone if "timezone" in settings.model_fields_set else HOME_ZONE
-        await seed_demo(services, settings.user, zone)
+        if not await seed_demo(services, settings.user, zone):
+            services.start_notes = (*services.start_notes, not_seeded_note(services.data_dir))
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -516,7 +516,11 @@ class Settings(BaseSettings):
     ] = Field(default=500, ge=1, le=100_000)
     log_level: Annotated[
         LogLevel,
-        Source("stderr logging (stdout is the protocol on stdio)", flag="--log-level", env="TRULOOP_LOG_LEVEL"),
+        Source(
+            "stderr logging, in any case (`debug` or `DEBUG`; stdout is the protocol on stdio)",
+            flag="--log-level",
+            env="TRULOOP_LOG_LEVEL",
+        ),
     ] = "WARNING"
     audit_log: Annotated[
         str | None,
@@ -683,6 +687,14 @@ class Settings(BaseSettings):
     def _blank_key_is_unset(cls, value: Any) -> Any:
         if isinstance(value, str):
             return value.strip() or None
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _any_case_level(cls, value: Any) -> Any:
+        """`debug` is `DEBUG`; anything else is left as given, so an error quotes what was typed."""
+        if isinstance(value, str) and value.strip().upper() in typing.get_args(LogLevel):
+            return value.strip().upper()
         return value
 
     @field_validator("profile")

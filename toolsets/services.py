@@ -57,6 +57,9 @@ class Services:
     open_audit: Callable[[], AuditSink | None] | None = field(default=None, repr=False)
     # told when a document is re-indexed or an inbox gets a message (MCP resource subscriptions); None: nobody
     resource_changes: ResourceChanges | None = field(default=None, repr=False)
+    # what the server says about its own start where a host shows it (the guide), e.g. that `--demo` added nothing;
+    # set before serving, read only while serving
+    start_notes: tuple[str, ...] = ()
 
     @classmethod
     def at(

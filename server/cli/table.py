@@ -87,6 +87,26 @@ SUBCOMMANDS = (
         ),
     ),
     Subcommand(
+        "dev",
+        "dev_command",
+        (
+            (
+                "dev [--print] [SERVER FLAGS]",
+                "this server under the MCP Inspector's web UI (npx; Node.js 20+), e.g. dev --demo",
+            ),
+        ),
+    ),
+    Subcommand(
+        "apps",
+        "apps_command",
+        (
+            (
+                "apps preview --out DIR [--app A] [--locale ko|en] [--theme light|dark]",
+                "each MCP App as a standalone HTML page with sample data, for a browser",
+            ),
+        ),
+    ),
+    Subcommand(
         "uninstall",
         "uninstall_command",
         (("uninstall HOST [--scope user|workspace]", "take it out of that host's file again (the rest stays)"),),
@@ -100,11 +120,26 @@ OPTIONS_HINT = f"  (`{PROG} users --help`, `{PROG} notion --help` for their opti
 
 
 def command_for(argv: Sequence[str]) -> tuple[str, list[str]]:
-    """The module that runs this command line, and the arguments it is given."""
+    """The module that runs this command line, and the arguments it is given. A first word that is neither a
+    subcommand nor a flag ends the program with one line naming the closest subcommand (the server takes no words)."""
     for command in SUBCOMMANDS:
         if argv and argv[0] == command.name:
             return f"server.cli.{command.module}", list(argv[1:])
+    if argv and argv[0] and not argv[0].startswith("-"):
+        from server.cli.shared import fail
+
+        fail(unknown_command(argv[0]))
     return f"server.cli.{SERVE}", list(argv)
+
+
+def unknown_command(word: str) -> str:
+    import difflib
+
+    names = [command.name for command in SUBCOMMANDS]
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    if close:
+        return f"unknown command {word!r}; did you mean {close[0]!r}? (see --help)"
+    return f"unknown command {word!r}; the commands are {', '.join(names)} (see --help)"
 
 
 def subcommands_help() -> str:

@@ -79,11 +79,14 @@ def demo_users(you: str, timezone: str = HOME_ZONE) -> list[UserRecord]:
 
 
 async def seed_demo(services: Services, you: str, timezone: str = HOME_ZONE) -> bool:
-    """Seed users, events, docs and memories if the user directory is empty; True when it seeded. The demo is set
-    in `timezone`: its people live there (the directory says so, so they see its times whatever the machine's zone),
-    its dinner is at 19:00 there and its meeting at 10:00."""
+    """Seed users, events, docs and memories into an empty store, or one that holds only what a first call of `you`
+    made (`demo_store.only_first_call`); True when it seeded. The demo is set in `timezone`: its people live there
+    (the directory says so, so they see its times whatever the machine's zone), its dinner is at 19:00 there and its
+    meeting at 10:00."""
+    from toolsets.assistant.demo_store import only_first_call
+
     users = services.users
-    if not await users.is_empty():
+    if not await only_first_call(services, you):
         here = services.data_dir
         logger.warning(
             "--demo: the store in %s already has data, so no demo data was added; "

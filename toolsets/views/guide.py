@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from toolsets.views.scope import ViewScope
 
 # toolset -> (Korean, English): what each of the assistant's toolsets is for
@@ -19,14 +21,22 @@ TOOLSETS: dict[str, tuple[str, str]] = {
 }
 
 
-def guide_text(scope: ViewScope) -> str:
-    """The guide for `scope`: the toolsets, the caller's own tools with their (English) descriptions, the rest."""
+def guide_text(scope: ViewScope, notes: Sequence[str] = ()) -> str:
+    """The guide for `scope`: the toolsets, the caller's own tools with their (English) descriptions, the rest;
+    `notes` (what the server said at start, e.g. that `--demo` added nothing) first, where a host shows them."""
     lines = [
         "# truloop 안내 / truloop guide",
         "",
         "이 서버는 truloop 비서의 도구를 제공합니다. 날짜는 ISO 8601(YYYY-MM-DD), 시각에는 UTC 오프셋을 씁니다.",
         "This server publishes the truloop assistant's tools. Dates are ISO 8601 (YYYY-MM-DD); times carry offsets.",
         "",
+    ]
+    if notes:
+        lines += ["## 알림 / Notes", ""]
+        for note in notes:
+            lines += [f"- {line}" for line in note.splitlines()]
+        lines.append("")
+    lines += [
         "## 도구 모음 / Toolsets",
         "",
     ]

@@ -155,7 +155,8 @@ class ResourceCatalog:
         if uri == GUIDE_URI:
             from toolsets.views.guide import guide_text
 
-            return ResourceBody(uri, MARKDOWN, guide_text(scope))
+            notes = self._services.start_notes if self._services is not None else ()
+            return ResourceBody(uri, MARKDOWN, guide_text(scope, notes))
         services = self._services
         assert services is not None
         if uri == INBOX_URI:

@@ -600,3 +600,18 @@ async def test_the_confirmation_card_ends_on_its_outcome(
     left = await modern({"name": "search_memories", "arguments": {"query": "parking"}})
     assert [hit["record"]["id"] for hit in left["structuredContent"]["memories"]] == ([] if yes else [memory_id])
     await hosted.close()
+
+
+async def test_the_sandbox_enforces_the_specs_csp_and_the_tests_see_violations(
+    server: str, origins: Any, browser: Any
+) -> None:
+    """The harness itself: the app runs under the spec's default CSP (no network), and a violation is one of the
+    problems every test fails on."""
+    bearer = token(sub=f"csp{os.getpid()}", zoneinfo="Asia/Seoul")
+    hosted = await open_app(browser, origins, server, bearer, "ui://truloop/event.html", {}, None, {}, width=360)
+    await hosted.app.locator("main > *").first.wait_for()
+    blocked = await hosted.in_app("() => fetch('http://127.0.0.1:9/').then(() => 'fetched', (e) => e.name)")
+    assert blocked == "TypeError"
+    await anyio.sleep(0.3)
+    await hosted.page.close()
+    assert any("Content Security Policy" in problem for problem in hosted.problems), hosted.problems

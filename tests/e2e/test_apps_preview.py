@@ -19,12 +19,12 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 # what each app shows from its sample, in each language
 SHOWN = {
-    ("event", "ko"): ("초대한 사람", "응답함", "아직 응답 없음"),
+    ("event", "ko"): ("초대받은 사람", "응답함", "아직 응답 없음"),
     ("event", "en"): ("Invitees", "answered", "not yet"),
     ("availability", "ko"): ("가능한 날을 모두 골라 주세요", "가능한 날 저장"),
     ("availability", "en"): ("Pick every day you can make", "Save my days"),
-    ("confirm", "ko"): ("확인", "취소"),
-    ("confirm", "en"): ("Confirm", "Cancel"),
+    ("confirm", "ko"): ("확인을 기다리는 변경", "되돌릴 수 없습니다.", "기억 / Memory"),
+    ("confirm", "en"): ("This change waits for your yes", "It cannot be undone.", "기억 / Memory"),
 }
 
 

@@ -80,6 +80,7 @@ def samples(today: dt.date) -> dict[str, Sample]:
                         "params": {
                             "message": "기억 1개를 지울까요? '주차는 B2' / Forget 1 memory? 'parking on B2'",
                             "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}},
+                            "_meta": {"truloop/fields": [["기억 / Memory", "주차는 B2 / parking on B2"]]},
                         },
                     }
                 },

@@ -16,13 +16,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from anyio.abc import Process
 
 from toolsets.core.context import ToolContext, nested_context
 from toolsets.core.errors import ErrorCode, ToolError
 from toolsets.extensions.codemode import CODE_TOOL
 from toolsets.extensions.codemode.outcome import ProgramOutcome, failure, outcome_of
 from toolsets.extensions.codemode.pool import InterpreterPool, Start
-from toolsets.extensions.codemode.program import ProgramFailedError, ProgramTimedOutError, run_program
+from toolsets.extensions.codemode.program import (
+    ProgramAnswer,
+    ProgramFailedError,
+    ProgramTimedOutError,
+    run_program,
+)
 from toolsets.extensions.plugins.nested import MAX_DEPTH, envelope, refusal
 from toolsets.extensions.plugins.sandboxed import PluginSandboxLimits
 
@@ -122,20 +128,30 @@ class CodeMode:
         calls = ProgramCalls(replace(nested_context(ctx), program=program), self.limits.max_calls)
         cap = self.limits.output_cap
         process = await self.pool.take()
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self.pool.refill)  # only the replacement's start: done long before most programs
-                answer = await run_program(process, code, timeout_s=timeout_s, cap=cap, call_tool=calls)
-        except ProgramTimedOutError:
-            raise ToolError(
-                f"The program did not finish within timeout_s={timeout_s:g} s and was stopped (it had made "
-                f"{min(calls.made, calls.limit)} tool calls). Make it do less, or give it more time (at most 120 s).",
-                code=ErrorCode.TIMEOUT,
-                retryable=False,
-            ) from None
-        except ProgramFailedError as exc:
-            raise ToolError(f"The program stopped: {exc}.", code=ErrorCode.TOOL_ERROR) from None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.pool.refill)  # only the replacement's start: done long before most programs
+            answer = await _answer(process, code, timeout_s, cap, calls)
+        if isinstance(answer, ToolError):
+            raise answer
         made = min(calls.made, calls.limit)
         if answer.error is not None:
             raise failure(answer, made, program)
         return outcome_of(answer, made, cap, program)
+
+
+async def _answer(
+    process: Process, code: str, timeout_s: float, cap: int, calls: ProgramCalls
+) -> ProgramAnswer | ToolError:
+    """The program's answer, or the error `execute_code` answers with when it did not finish (returned, not raised,
+    so that it leaves the task group as itself)."""
+    try:
+        return await run_program(process, code, timeout_s=timeout_s, cap=cap, call_tool=calls)
+    except ProgramTimedOutError:
+        return ToolError(
+            f"The program did not finish within timeout_s={timeout_s:g} s and was stopped (it had made "
+            f"{min(calls.made, calls.limit)} tool calls). Make it do less, or give it more time (at most 120 s).",
+            code=ErrorCode.TIMEOUT,
+            retryable=False,
+        )
+    except ProgramFailedError as exc:
+        return ToolError(f"The program stopped: {exc}.", code=ErrorCode.TOOL_ERROR)

@@ -282,11 +282,8 @@ class Deployment:
         if code_mode is None:
             yield
             return
-        await code_mode.warm_up()
-        try:
+        async with code_mode.serving():
             yield
-        finally:
-            await code_mode.aclose()
 
     @asynccontextmanager
     async def _resource_changes(self) -> AsyncIterator[None]:

@@ -10,12 +10,12 @@ and `output_cap` bytes of printed output and of the result.
 from __future__ import annotations
 
 import secrets
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from anyio.abc import Process
 
 from toolsets.core.context import ToolContext, nested_context
@@ -90,11 +90,9 @@ class CodeMode:
     def child_source(self) -> str:
         return (Path(__file__).parent / "child.py").read_text("utf-8")
 
-    async def warm_up(self) -> None:
-        await self.pool.refill()
-
-    async def aclose(self) -> None:
-        await self.pool.aclose()
+    def serving(self) -> AbstractAsyncContextManager[None]:
+        """While the deployment serves: the warm interpreters started, kept ready, and killed at the end."""
+        return self.pool.serving()
 
     async def execute(self, ctx: ToolContext[Any], code: str, timeout_s: float) -> ProgramOutcome:
         if ctx.program is not None:
@@ -127,10 +125,7 @@ class CodeMode:
         program = secrets.token_hex(6)
         calls = ProgramCalls(replace(nested_context(ctx), program=program), self.limits.max_calls)
         cap = self.limits.output_cap
-        process = await self.pool.take()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self.pool.refill)  # only the replacement's start: done long before most programs
-            answer = await _answer(process, code, timeout_s, cap, calls)
+        answer = await _answer(await self.pool.take(), code, timeout_s, cap, calls)
         if isinstance(answer, ToolError):
             raise answer
         made = min(calls.made, calls.limit)
@@ -142,8 +137,7 @@ class CodeMode:
 async def _answer(
     process: Process, code: str, timeout_s: float, cap: int, calls: ProgramCalls
 ) -> ProgramAnswer | ToolError:
-    """The program's answer, or the error `execute_code` answers with when it did not finish (returned, not raised,
-    so that it leaves the task group as itself)."""
+    """The program's answer, or the error `execute_code` answers with when it did not finish."""
     try:
         return await run_program(process, code, timeout_s=timeout_s, cap=cap, call_tool=calls)
     except ProgramTimedOutError:

@@ -33,7 +33,7 @@ kept; the standard library is there.
 Example:
     people = tools.search_users(query="Minji")["users"]
     events = tools.get_events(start="2026-03-09T00:00:00+09:00", end="2026-03-16T00:00:00+09:00")["events"]
-    result = {"who": [p["name"] for p in people], "busy": [(e["title"], e["start"]) for e in events]}"""
+    result = {"who": [p["display_name"] for p in people], "busy": [(e["title"], e["start"]) for e in events]}"""
 
 
 def code_toolset(mode: CodeMode) -> Toolset:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolsets.assistant.directory_localities import DirectoryLocalities
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
+    from toolsets.extensions.codemode.engine import CodeMode
     from toolsets.extensions.plugins.catalog import PluginCatalog
     from toolsets.front_door import FrontDoor
     from toolsets.profiles import Extensions, Profiles
@@ -184,10 +185,34 @@ class Deployment:
         return authoring_toolset(self.plugins, settings.tools_dir, emit=self._audit_event)
 
     @cached_property
+    def code_mode(self) -> CodeMode | None:
+        """Code mode's engine (`execute_code`'s programs in the sandbox, a warm pool of interpreters) when it is on."""
+        sandbox = self.settings.code_sandbox()
+        if sandbox is None:
+            return None
+        from toolsets.extensions.codemode.engine import CodeMode, CodeModeLimits
+
+        limits = CodeModeLimits(
+            programs_per_user=self.settings.code_mode_programs_per_user, warm=self.settings.code_mode_warm
+        )
+        return CodeMode.sandboxed(sandbox, limits)
+
+    @cached_property
     def extensions(self) -> Extensions:
         from toolsets.profiles import Extensions
 
-        return Extensions(plugins=self.plugins, workspace=self.workspace, authoring=self.authoring)
+        code = None
+        if self.code_mode is not None:
+            from toolsets.extensions.codemode.tools import code_toolset
+
+            code = code_toolset(self.code_mode)
+        return Extensions(
+            plugins=self.plugins,
+            workspace=self.workspace,
+            authoring=self.authoring,
+            code=code,
+            code_for_guests=self.settings.code_mode_guests,
+        )
 
     @cached_property
     def tasks(self) -> TaskEngine:
@@ -244,12 +269,22 @@ class Deployment:
         watched, MCP tasks run, and every plugin closed at the end."""
         _ = self.workspace
         self.services.scheduler = self.schedules
-        async with self._resource_changes(), self.tasks.running(), self.schedules.serving():
+        async with self._resource_changes(), self.tasks.running(), self.schedules.serving(), self._code_mode():
             if self.plugins is None:
                 yield
                 return
             async with self.plugins.running():
                 yield
+
+    @asynccontextmanager
+    async def _code_mode(self) -> AsyncIterator[None]:
+        """While serving: code mode's warm interpreters started, and killed at the end."""
+        code_mode = self.code_mode
+        if code_mode is None:
+            yield
+            return
+        async with code_mode.serving():
+            yield
 
     @asynccontextmanager
     async def _resource_changes(self) -> AsyncIterator[None]:

@@ -247,10 +247,11 @@ class Settings(BaseSettings):
         ),
     ] = ConfirmPolicy.AUTO
     exposure: Annotated[
-        Literal["full", "progressive"],
+        Literal["full", "progressive", "code"],
         Source(
-            "tools published at once (`full`), or datetime tools + loaders first (`progressive`; see "
-            "*Progressive exposure and gates*)",
+            "tools published at once (`full`), datetime tools + loaders first (`progressive`; see "
+            "*Progressive exposure and gates*), or only `search_tools`, the loaders and `execute_code` (`code`: "
+            "turns on `--code-mode`; see docs/code-mode.md)",
             flag="--exposure",
             env="TRULOOP_EXPOSURE",
         ),
@@ -370,6 +371,42 @@ class Settings(BaseSettings):
             env="TRULOOP_WORKSPACE_UNSANDBOXED",
         ),
     ] = False
+    code_mode: Annotated[
+        bool,
+        Source(
+            "publish `execute_code` to members: one short Python program, run in the bubblewrap sandbox, that calls "
+            "their tools through the front door (see docs/code-mode.md)",
+            flag="--code-mode",
+            env="TRULOOP_CODE_MODE",
+        ),
+    ] = False
+    code_mode_guests: Annotated[
+        bool,
+        Source(
+            "with code mode, publish `execute_code` to guests too (their programs reach guest tools only)",
+            flag="--code-mode-guests",
+            env="TRULOOP_CODE_MODE_GUESTS",
+        ),
+    ] = False
+    code_mode_programs_per_user: Annotated[
+        int,
+        Source(
+            "code-mode programs one user may run at once (per server process); past it `rate_limited`",
+            flag="--code-mode-programs-per-user",
+            env="TRULOOP_CODE_MODE_PROGRAMS_PER_USER",
+            metavar="N",
+        ),
+    ] = Field(default=4, ge=1, le=64)
+    code_mode_warm: Annotated[
+        int,
+        Source(
+            "sandboxed interpreters kept started ahead for code-mode programs (each runs one program); 0 starts one "
+            "per program",
+            flag="--code-mode-warm",
+            env="TRULOOP_CODE_MODE_WARM",
+            metavar="N",
+        ),
+    ] = Field(default=2, ge=0, le=16)
     allowed_hosts: Annotated[
         tuple[str, ...],
         Source(
@@ -877,6 +914,28 @@ class Settings(BaseSettings):
             *((audit,) if isinstance(audit, Path) else ()),
         )
         return PluginSandbox(PluginSandboxConfig(network=self.plugin_network, hidden=hidden))
+
+    @property
+    def code_mode_on(self) -> bool:
+        """Whether members get `execute_code`: `--code-mode`, or `--exposure code` (which lists little else)."""
+        return self.code_mode or self.exposure == "code"
+
+    def code_sandbox(self) -> "PluginSandbox | None":
+        """The sandbox code-mode programs run in, when code mode is on (not probed yet): the plugin sandbox's
+        construction with code mode's own limits, never the network, and the server's files covered."""
+        if not self.code_mode_on:
+            return None
+        from toolsets.extensions.codemode.engine import PROGRAM_LIMITS
+        from toolsets.extensions.plugins.sandboxed import PluginSandbox, PluginSandboxConfig
+
+        audit = self.audit_target
+        hidden = (
+            self.data_dir,
+            *((self.tools_dir,) if self.tools_dir else ()),
+            *((self.workspace,) if self.workspace else ()),
+            *((audit,) if isinstance(audit, Path) else ()),
+        )
+        return PluginSandbox(PluginSandboxConfig(network=False, limits=PROGRAM_LIMITS, hidden=hidden))
 
     @property
     def resolved_docs_dir(self) -> Path:

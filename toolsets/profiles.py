@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from toolsets.pipeline.call_metrics import CallRecorder
     from toolsets.pipeline.gates.spec import GateSet
 
-Exposure = Literal["full", "progressive"]
+Exposure = Literal["full", "progressive", "code"]
 
 # An allow-list: agents composing notifications must not create events, look users up or send messages, and
 # a toolset added to `member` later stays out until it is listed here.
@@ -61,6 +61,8 @@ class Extensions:
     plugins: PluginCatalog | None = None  # the tools folder's plugins (--tools-dir)
     workspace: AbstractToolset | None = None  # the workspace toolset, where the deployment publishes it
     authoring: AbstractToolset | None = None  # the custom_tools toolset (--tool-authoring), member only
+    code: AbstractToolset | None = None  # the code toolset (`execute_code`: --code-mode), member
+    code_for_guests: bool = False  # --code-mode-guests: guests get it too (their programs reach guest tools only)
 
 
 NO_EXTENSIONS = Extensions()
@@ -167,6 +169,10 @@ def assistant_toolsets(
         member.append(extensions.workspace)
     if extensions.authoring is not None:
         member.append(extensions.authoring)  # never guest; not in NOTIFICATION_SAFE either
+    if extensions.code is not None:
+        member.append(extensions.code)  # not in NOTIFICATION_SAFE: no program runs while composing a notification
+        if extensions.code_for_guests:
+            guest.append(extensions.code)
     if extensions.plugins is not None:
         from toolsets.extensions.plugins.toolset import PluginToolset
 
@@ -218,10 +224,12 @@ def reserved_tool_names() -> frozenset[str]:
     """Names a plugin may not take: every built-in tool (the loaders included), and the workspace's and the
     authoring tools' even where they are not published."""
     from toolsets.extensions.authoring.tools import AUTHORING_TOOLS
+    from toolsets.extensions.codemode.tools import CODE_TOOLS
     from toolsets.extensions.workspace.tools import WORKSPACE_TOOLS
 
     builtin = assistant_toolsets(NO_EXTENSIONS, "progressive").values()
-    return frozenset({tool.name for toolset in builtin for tool in toolset} | WORKSPACE_TOOLS | AUTHORING_TOOLS)
+    builtin_names = {tool.name for toolset in builtin for tool in toolset}
+    return frozenset(builtin_names | WORKSPACE_TOOLS | AUTHORING_TOOLS | CODE_TOOLS)
 
 
 def tool_arguments(toolsets: Iterable[AbstractToolset]) -> Mapping[str, frozenset[str]]:

@@ -183,6 +183,7 @@ class ToolContext(Generic[DepsT]):
     # A front where nobody can ever be asked says why, and what the operator can do (a refused confirmation
     # quotes it); None: the wording for a client that cannot be asked.
     unasked: str | None = None
+    program: str | None = None  # the code-mode program (`execute_code`) this call was made from: its id
 
 
 def nested_context(ctx: ToolContext[DepsT]) -> ToolContext[DepsT]:

@@ -4,7 +4,9 @@ Two kinds of conversation: one whose tool list may change while it runs (an MCP 
 era, which hears `notifications/tools/list_changed`), and one whose list is fixed (2026-07-28 requests, the
 pipe, LangGraph, in-process runners). With `progressive`, a changing list grows as the conversation loads
 toolsets and as `requires` gates open; a fixed list is the whole profile, the loaders return the tools'
-schemas, and gates answer when a tool is called. With `full`, every list is the whole profile.
+schemas, and gates answer when a tool is called. With `full`, every list is the whole profile. With `code`, a
+profile that has `execute_code` lists only it and the discovery tools (`search_tools`, `list_toolsets`,
+`load_toolset`); its other tools are still there to call, from a program or directly.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ if TYPE_CHECKING:
     from toolsets.core.toolset import AbstractToolset
     from toolsets.pipeline.gates.spec import GateSet
 
-Exposure = Literal["full", "progressive"]
+from toolsets.extensions.codemode import CODE_TOOL
+
+CODE_LISTED = frozenset({CODE_TOOL, "search_tools", "list_toolsets", "load_toolset"})  # what `code` lists
+
+Exposure = Literal["full", "progressive", "code"]
 
 
 class ToolExposure:
@@ -37,6 +43,8 @@ class ToolExposure:
         return self.mode == "progressive" and not fixed_list and toolset.get("load_toolset") is not None
 
     async def visible(self, toolset: AbstractToolset, fixed_list: bool, conversation: Conversation) -> list[Tool]:
+        if self.mode == "code" and toolset.get(CODE_TOOL) is not None:
+            return [tool for tool in toolset if tool.name in CODE_LISTED]
         if not self._progressive(toolset, fixed_list):
             return list(toolset)
         from toolsets.extensions.exposure.tools import ALWAYS_ON

@@ -58,7 +58,7 @@ class ToolSearchResult(BaseModel):
 
 def exposure_for(mode: str) -> AbstractToolset:
     """The exposure toolset of a deployment: with its loaders in progressive mode, only `search_tools` in full."""
-    if mode == "progressive":
+    if mode in ("progressive", "code"):  # in `code`, load_toolset is how a model gets the schemas it programs with
         return exposure_toolset
     from toolsets.core.filtered import FilteredToolset
 

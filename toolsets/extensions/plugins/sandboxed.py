@@ -249,6 +249,12 @@ class PluginSandbox:
         with self._started_as() as (argv, spawn):
             return await anyio.open_process(argv, stdin=-1, stdout=-1, stderr=-1, **spawn)  # type: ignore[arg-type]  # spawn holds user and group as anyio takes them
 
+    async def open_program(self, program: Sequence[str]) -> Process:
+        """Python with `program` (its arguments after `-I`) in a fresh sandbox: stdin/stdout pipes, stderr
+        dropped (code mode's interpreters, which answer only through the protocol)."""
+        with self._started_as(program) as (argv, spawn):
+            return await anyio.open_process(argv, stdin=-1, stdout=-1, stderr=-3, **spawn)  # type: ignore[arg-type]  # spawn holds user and group as anyio takes them
+
     def probe(self) -> None:
         """Start one sandbox and run Python in it (synchronously, once, at start); PluginSandboxUnavailable naming the
         fix when it cannot run here."""

@@ -94,6 +94,8 @@ def _emit_call(
             "arguments": arguments,
             "nested": not ctx.host_approves,
         }
+        if ctx.program is not None:
+            entry["program"] = ctx.program  # a call a code-mode program made (execute_code)
         sink.emit(entry)
         return entry
     except Exception:
@@ -115,6 +117,7 @@ def _emit_result(
     try:
         entry = call_entry.copy()
         nested = entry.pop("nested")
+        program = entry.pop("program", None)
         entry["ts"] = time.time()
         entry["event"] = "tool_result"
         entry["tool_version"] = notes.tool_version or version
@@ -124,6 +127,8 @@ def _emit_result(
         entry["latency_ms"] = round(latency_ms, 3)
         entry["deferred_route"] = (notes.deferred_route or "none") if deferred else None
         entry["nested"] = nested
+        if program is not None:
+            entry["program"] = program
         sink.emit(entry)
     except Exception:
         logger.exception("could not audit the result of %s", call_entry.get("tool_name"))

@@ -47,6 +47,7 @@ class AuditRecord(BaseModel):
     latency_ms: float | None = None  # tool_result only
     deferred_route: DeferredRoute | None = None  # deferred tools' tool_result only
     nested: bool = False  # a call a model made inside another tool call (the relay's composing model)
+    program: str | None = None  # the code-mode program that made the call (`execute_code`), absent otherwise
 
 
 def outcome_status(outcome: ToolResult | None) -> tuple[Status, str | None]:

@@ -132,7 +132,7 @@ async def test_a_destructive_call_inside_a_program_asks_the_person_and_a_decline
     async with served(tmp_path, "stdio", elicitation_callback=answering("decline", seen=asked)) as s:
         outcome = await program(s.client, CONFIRMED)
         assert outcome["result"] == {"forgotten": False, "code": "cancelled", "retryable": False}
-        assert len(asked) == 1 and "forget_memory" in asked[0]
+        assert len(asked) == 1 and "the code-mode confirmation probe" in asked[0]
         found = await s.client.call_tool("search_memories", {"query": "confirmation probe"})
         assert found.structured_content is not None and found.structured_content["count"] == 1  # still there
 

@@ -9,12 +9,12 @@ outcome: `ok`, `error` or `rate_limited`.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from toolsets.core.call import new_call_id
 from toolsets.core.context import Caller, RequestInfo
 from toolsets.core.echo import echo
+from toolsets.pipeline.audit.record import opening
 from toolsets.pipeline.audit.writer import AuditSink
 
 logger = logging.getLogger("truloop.audit")
@@ -38,16 +38,7 @@ def audit_request(
     try:
         sink.emit(
             {
-                "ts": time.time(),
-                "event": "request",
-                "call_id": new_call_id(),
-                "request_id": request.request_id,
-                "session_id": request.session_id,
-                "transport": request.transport,
-                "protocol_version": request.protocol_version,
-                "user_id": caller.user_id,
-                "role": caller.role,
-                "profile": request.profile,
+                **opening("request", new_call_id(), request, caller),
                 "tool_name": METHODS.get(kind, kind),
                 "tool_version": version,
                 "target": echo(target, 200),

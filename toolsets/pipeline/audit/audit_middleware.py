@@ -19,7 +19,7 @@ from toolsets.core.call_notes import CallNotes
 from toolsets.core.context import ToolContext
 from toolsets.core.envelope import ToolErr, ToolResult
 from toolsets.core.middleware import CallNext
-from toolsets.pipeline.audit.record import Entry, outcome_status
+from toolsets.pipeline.audit.record import Entry, opening, outcome_status
 from toolsets.pipeline.audit.writer import AuditSink
 
 logger = logging.getLogger("truloop.audit")
@@ -76,18 +76,8 @@ def _emit_call(
     """The `tool_call` entry (its fields in the order a reader scans them: when, what, who, which tool, then
     the call's own), emitted; the writer masks the arguments when it renders the line."""
     try:
-        request, caller = ctx.request, ctx.caller
         entry: Entry = {
-            "ts": time.time(),
-            "event": "tool_call",
-            "call_id": call_id,
-            "request_id": request.request_id,
-            "session_id": request.session_id,
-            "transport": request.transport,
-            "protocol_version": request.protocol_version,
-            "user_id": caller.user_id,
-            "role": caller.role,
-            "profile": request.profile,
+            **opening("tool_call", call_id, ctx.request, ctx.caller),
             "tool_name": name,
             "tool_version": notes.tool_version or version,
             "route": notes.route,

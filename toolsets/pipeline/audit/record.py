@@ -17,6 +17,7 @@ from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, ToolResul
 from toolsets.core.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from toolsets.core.context import Caller, RequestInfo
     from toolsets.pipeline.audit.masking import Masker
 
 Status = Literal["ok", "error", "cancelled", "input_required"]
@@ -48,6 +49,22 @@ class AuditRecord(BaseModel):
     deferred_route: DeferredRoute | None = None  # deferred tools' tool_result only
     nested: bool = False  # a call a model made inside another tool call (the relay's composing model)
     program: str | None = None  # the code-mode program that made the call (`execute_code`), absent otherwise
+
+
+def opening(event: str, call_id: str, request: "RequestInfo", caller: "Caller") -> Entry:
+    """The fields every line starts with, in the order a reader scans them: when, what, then who and from where."""
+    return {
+        "ts": time.time(),
+        "event": event,
+        "call_id": call_id,
+        "request_id": request.request_id,
+        "session_id": request.session_id,
+        "transport": request.transport,
+        "protocol_version": request.protocol_version,
+        "user_id": caller.user_id,
+        "role": caller.role,
+        "profile": request.profile,
+    }
 
 
 def outcome_status(outcome: ToolResult | None) -> tuple[Status, str | None]:

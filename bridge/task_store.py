@@ -53,7 +53,23 @@ class ClientFlags(BaseModel):
     tasks: bool = False
 
 
-class TaskRecord(BaseModel):
+class _Lifetime(BaseModel):
+    """What a task's record and its summary both say of its life: whether it is over, and when it expires."""
+
+    status: TaskStatus
+    created_ms: int
+    ttl_ms: int
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @property
+    def expires_ms(self) -> int:
+        return self.created_ms + self.ttl_ms
+
+
+class TaskRecord(_Lifetime):
     task_id: str = Field(default_factory=lambda: secrets.token_urlsafe(18))
     owner: str  # the caller's user id (the token's `sub`): nobody else sees the task
     tool: str
@@ -81,14 +97,6 @@ class TaskRecord(BaseModel):
     lease_owner: str | None = None  # the engine running the call now (server/tasks/engine.py)
     lease_expires_ms: int | None = None  # past it without a renewal, that run was interrupted
 
-    @property
-    def terminal(self) -> bool:
-        return self.status in TERMINAL
-
-    @property
-    def expires_ms(self) -> int:
-        return self.created_ms + self.ttl_ms
-
     def expired(self, now_ms: int) -> bool:
         return now_ms >= self.expires_ms
 
@@ -108,7 +116,7 @@ class TaskRecord(BaseModel):
         )
 
 
-class TaskSummary(BaseModel):
+class TaskSummary(_Lifetime):
     """What `tasks/list` shows of a task, kept beside its record (a few hundred bytes whatever the record holds)."""
 
     task_id: str
@@ -122,14 +130,6 @@ class TaskSummary(BaseModel):
     poll_interval_ms: int
     tool_error: bool = False  # completed with the tool's own error (2025-11-25 calls that failed)
     bytes: int = 0  # the size of its record's JSON
-
-    @property
-    def terminal(self) -> bool:
-        return self.status in TERMINAL
-
-    @property
-    def expires_ms(self) -> int:
-        return self.created_ms + self.ttl_ms
 
 
 class TaskRefused(Exception):  # noqa: N818 - the base of the three refusals

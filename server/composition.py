@@ -153,10 +153,10 @@ class Deployment:
         if settings.workspace is None or not (settings.transport == "stdio" or settings.workspace_http):
             return None
         from toolsets.extensions.workspace import workspace_toolset
-        from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig
+        from toolsets.infra.sandbox import SandboxConfig, WorkspaceSandbox
 
         audit = settings.audit_target
-        sandbox = Sandbox(
+        sandbox = WorkspaceSandbox(
             SandboxConfig(
                 settings.workspace,
                 network=settings.workspace_network,

@@ -46,19 +46,19 @@ def refuse_without_sandbox(settings: Settings) -> None:
 def sandbox_problem(settings: Settings) -> str | None:
     """Why the tools folder or code mode's programs cannot run as `settings` ask (they ask for the sandbox, and it
     cannot start here)."""
-    from toolsets.extensions.plugins.sandboxed import PluginSandboxUnavailable
+    from toolsets.infra.sandbox import SandboxUnavailable
 
     sandbox = settings.plugin_sandbox() if settings.tools_dir is not None else None
     if sandbox is not None:
         try:
             sandbox.probe()
-        except PluginSandboxUnavailable as exc:
+        except SandboxUnavailable as exc:
             why = "--tool-authoring runs the tools the model writes" if settings.tool_authoring else "plugins run"
             return f"{why} only inside the plugin sandbox, and it cannot start here: {exc}"
     programs = settings.code_sandbox()
     if programs is not None:
         try:
             programs.probe()
-        except PluginSandboxUnavailable as exc:
+        except SandboxUnavailable as exc:
             return f"--code-mode runs the model's programs only inside the sandbox, and it cannot start here: {exc}"
     return None

@@ -62,8 +62,8 @@ from toolsets.infra.private_files import private_dir
 if TYPE_CHECKING:
     from toolsets.extensions.plugins.feedback import FeedbackRecorder
     from toolsets.extensions.plugins.outcome import PluginOutcome
-    from toolsets.extensions.plugins.sandboxed import PluginSandbox
     from toolsets.extensions.plugins.spec_kinds import AnySpec
+    from toolsets.infra.sandbox.plugin_worker import PluginWorkerSandbox
     from toolsets.pipeline.canary.router import CanaryRouter
 
 OutcomeListener = Callable[["PluginOutcome"], Awaitable[None]]  # a plugin call: its tool, version, route, envelope
@@ -170,7 +170,7 @@ class PluginCatalog:
         """`reserved`: the names a plugin tool may not take (the deployment's built-in tools), asked at each load;
         `reserved_prompts`: the built-in prompts' names."""
         self.config: PluginConfig | None = None
-        self.sandbox: PluginSandbox | None = None  # set: every file is imported and run only inside it
+        self.sandbox: PluginWorkerSandbox | None = None  # set: every file is imported and run only inside it
         self.reserved = reserved
         self.reserved_prompts = frozenset(reserved_prompts)
         self.changes = changes if changes is not None else ToolListChanges()
@@ -194,7 +194,7 @@ class PluginCatalog:
         self.outcome_listeners: list[OutcomeListener] = []  # told each plugin call's envelope (trials, feedback)
         self.feedback: FeedbackRecorder | None = None  # failed calls and canary causes, kept in the store
 
-    def configure(self, config: PluginConfig | None, sandbox: PluginSandbox | None = None) -> None:
+    def configure(self, config: PluginConfig | None, sandbox: PluginWorkerSandbox | None = None) -> None:
         """The deployment's folder (None: no plugins) and, for `sandbox` isolation, the sandbox (also used to
         check a file without a folder). Takes effect at the next `running()`."""
         if config is not None and config.isolation == "sandbox" and sandbox is None:

@@ -12,16 +12,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from server.settings import Settings
     from toolsets.extensions.plugins.catalog import PluginCatalog
+    from toolsets.extensions.plugins.feedback import FeedbackRecorder
 
 
-def plugin_catalog(settings: Settings) -> PluginCatalog:
+def plugin_catalog(settings: Settings, feedback: FeedbackRecorder | None = None) -> PluginCatalog:
     """The catalog of `settings.tools_dir` (configured with no folder when there is none: a file can still be
-    checked, in the sandbox when the settings ask for one)."""
+    checked, in the sandbox when the settings ask for one); `feedback`: the server's recorder
+    (server/tool_feedback.py)."""
     from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
     from toolsets.profiles import reserved_tool_names
     from toolsets.views.prompt_catalog import PROMPTS
 
-    catalog = PluginCatalog(reserved=reserved_tool_names, reserved_prompts=[prompt.name for prompt in PROMPTS])
+    prompts = [prompt.name for prompt in PROMPTS]
+    catalog = PluginCatalog(reserved=reserved_tool_names, reserved_prompts=prompts, feedback=feedback)
     folder = settings.tools_dir
     isolation = settings.effective_plugin_isolation
     config = (

@@ -25,7 +25,7 @@ import anyio
 
 from toolsets.core.toolset import Toolset
 from toolsets.extensions.workspace import workspace_toolset
-from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig
+from toolsets.infra.sandbox import SandboxConfig, WorkspaceSandbox
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -45,8 +45,8 @@ async def bench(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="truloop-sandbox-bench-") as folder:
         root = Path(folder)
         kinds: dict[str, Toolset] = {
-            "sandboxed": workspace_toolset(root, sandbox=Sandbox(SandboxConfig(root))),
-            "unsandboxed": workspace_toolset(root, sandbox=Sandbox(SandboxConfig(root, unsandboxed=True))),
+            "sandboxed": workspace_toolset(root, sandbox=WorkspaceSandbox(SandboxConfig(root))),
+            "unsandboxed": workspace_toolset(root, sandbox=WorkspaceSandbox(SandboxConfig(root, unsandboxed=True))),
         }
         tool = "run_python" if args.python else "run_shell"
         arguments = {"code": "pass"} if args.python else {"command": "true"}

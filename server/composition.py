@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolsets.assistant.directory_localities import DirectoryLocalities
     from toolsets.core.conversation import Conversations
     from toolsets.core.toolset import AbstractToolset
+    from toolsets.extensions.authoring import ToolAuthoring
     from toolsets.extensions.codemode.engine import CodeMode
     from toolsets.extensions.plugins.catalog import PluginCatalog
     from toolsets.front_door import FrontDoor
@@ -120,15 +121,13 @@ class Deployment:
         if settings.tools_dir is None:
             return None
         from server.plugin_catalog import plugin_catalog
+        from server.tool_feedback import feedback_recorder
 
-        catalog = plugin_catalog(settings)
+        feedback = feedback_recorder(settings, lambda: self.services.feedback, self._audit_event)
+        catalog = plugin_catalog(settings, feedback)
         catalog.canary.configure(
             self._canary_store(), settings.canary_key, self._audit_event, settings.canary_scheduled_gap
         )
-        from server.tool_feedback import feedback_recorder
-
-        catalog.feedback = feedback_recorder(settings, lambda: self.services.feedback, self._audit_event)
-        catalog.outcome_listeners.append(catalog.feedback.on_outcome)
         return catalog
 
     def _audit_event(self, entry: dict[str, Any]) -> None:
@@ -153,10 +152,10 @@ class Deployment:
         if settings.workspace is None or not (settings.transport == "stdio" or settings.workspace_http):
             return None
         from toolsets.extensions.workspace import workspace_toolset
-        from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig
+        from toolsets.infra.sandbox import SandboxConfig, WorkspaceSandbox
 
         audit = settings.audit_target
-        sandbox = Sandbox(
+        sandbox = WorkspaceSandbox(
             SandboxConfig(
                 settings.workspace,
                 network=settings.workspace_network,
@@ -172,17 +171,24 @@ class Deployment:
         )
 
     @cached_property
-    def authoring(self) -> AbstractToolset | None:
-        """The custom_tools toolset (the model manages its own tools) where it is published: `--tool-authoring`
-        with `--tools-dir`, on stdio, or over HTTP with `--tool-authoring-http` (member tokens; never guests)."""
+    def tool_authoring(self) -> ToolAuthoring | None:
+        """The model managing its own tools where it is published: `--tool-authoring` with `--tools-dir`, on stdio,
+        or over HTTP with `--tool-authoring-http` (member tokens; never guests)."""
         settings = self.settings
         if not settings.tool_authoring or self.plugins is None or settings.tools_dir is None:
             return None
         if not (settings.transport == "stdio" or settings.tool_authoring_http):
             return None
+        from toolsets.extensions.authoring import ToolAuthoring
+
+        return ToolAuthoring(self.plugins, settings.tools_dir, self._audit_event)
+
+    @cached_property
+    def authoring(self) -> AbstractToolset | None:
+        """The custom_tools toolset over `tool_authoring`, where it is published."""
         from toolsets.extensions.authoring import authoring_toolset
 
-        return authoring_toolset(self.plugins, settings.tools_dir, emit=self._audit_event)
+        return authoring_toolset(self.tool_authoring) if self.tool_authoring is not None else None
 
     @cached_property
     def code_mode(self) -> CodeMode | None:
@@ -212,6 +218,7 @@ class Deployment:
             authoring=self.authoring,
             code=code,
             code_for_guests=self.settings.code_mode_guests,
+            trials=self.tool_authoring,
         )
 
     @cached_property

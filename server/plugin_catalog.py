@@ -12,16 +12,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from server.settings import Settings
     from toolsets.extensions.plugins.catalog import PluginCatalog
+    from toolsets.extensions.plugins.feedback import FeedbackRecorder
 
 
-def plugin_catalog(settings: Settings) -> PluginCatalog:
+def plugin_catalog(settings: Settings, feedback: FeedbackRecorder | None = None) -> PluginCatalog:
     """The catalog of `settings.tools_dir` (configured with no folder when there is none: a file can still be
-    checked, in the sandbox when the settings ask for one)."""
+    checked, in the sandbox when the settings ask for one); `feedback`: the server's recorder
+    (server/tool_feedback.py)."""
     from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
     from toolsets.profiles import reserved_tool_names
     from toolsets.views.prompt_catalog import PROMPTS
 
-    catalog = PluginCatalog(reserved=reserved_tool_names, reserved_prompts=[prompt.name for prompt in PROMPTS])
+    prompts = [prompt.name for prompt in PROMPTS]
+    catalog = PluginCatalog(reserved=reserved_tool_names, reserved_prompts=prompts, feedback=feedback)
     folder = settings.tools_dir
     isolation = settings.effective_plugin_isolation
     config = (
@@ -46,19 +49,19 @@ def refuse_without_sandbox(settings: Settings) -> None:
 def sandbox_problem(settings: Settings) -> str | None:
     """Why the tools folder or code mode's programs cannot run as `settings` ask (they ask for the sandbox, and it
     cannot start here)."""
-    from toolsets.extensions.plugins.sandboxed import PluginSandboxUnavailable
+    from toolsets.infra.sandbox import SandboxUnavailable
 
     sandbox = settings.plugin_sandbox() if settings.tools_dir is not None else None
     if sandbox is not None:
         try:
             sandbox.probe()
-        except PluginSandboxUnavailable as exc:
+        except SandboxUnavailable as exc:
             why = "--tool-authoring runs the tools the model writes" if settings.tool_authoring else "plugins run"
             return f"{why} only inside the plugin sandbox, and it cannot start here: {exc}"
     programs = settings.code_sandbox()
     if programs is not None:
         try:
             programs.probe()
-        except PluginSandboxUnavailable as exc:
+        except SandboxUnavailable as exc:
             return f"--code-mode runs the model's programs only inside the sandbox, and it cannot start here: {exc}"
     return None

@@ -25,7 +25,7 @@ from toolsets.profile_names import PROFILE_NAMES
 
 if TYPE_CHECKING:
     from toolsets.admission.limits import Limits
-    from toolsets.extensions.plugins.sandboxed import PluginSandbox
+    from toolsets.infra.sandbox.plugin_worker import PluginWorkerSandbox
     from toolsets.infra.upstream.keys import UpstreamKeys
 
 Transport = Literal["stdio", "sse", "http"]
@@ -901,11 +901,11 @@ class Settings(BaseSettings):
         """Where the tools folder's code runs: the sandbox whenever the model may write to the folder."""
         return "sandbox" if self.tool_authoring else self.plugin_isolation
 
-    def plugin_sandbox(self) -> "PluginSandbox | None":
+    def plugin_sandbox(self) -> "PluginWorkerSandbox | None":
         """The sandbox plugin workers start in, where the effective isolation asks for one (not probed yet)."""
         if self.effective_plugin_isolation != "sandbox":
             return None
-        from toolsets.extensions.plugins.sandboxed import PluginSandbox, PluginSandboxConfig
+        from toolsets.infra.sandbox import PluginWorkerSandbox, SandboxConfig
 
         audit = self.audit_target
         hidden = (
@@ -913,20 +913,20 @@ class Settings(BaseSettings):
             *((self.tools_dir,) if self.tools_dir else ()),
             *((audit,) if isinstance(audit, Path) else ()),
         )
-        return PluginSandbox(PluginSandboxConfig(network=self.plugin_network, hidden=hidden))
+        return PluginWorkerSandbox(SandboxConfig(network=self.plugin_network, hidden=hidden))
 
     @property
     def code_mode_on(self) -> bool:
         """Whether members get `execute_code`: `--code-mode`, or `--exposure code` (which lists little else)."""
         return self.code_mode or self.exposure == "code"
 
-    def code_sandbox(self) -> "PluginSandbox | None":
+    def code_sandbox(self) -> "PluginWorkerSandbox | None":
         """The sandbox code-mode programs run in, when code mode is on (not probed yet): the plugin sandbox's
         construction with code mode's own limits, never the network, and the server's files covered."""
         if not self.code_mode_on:
             return None
         from toolsets.extensions.codemode.engine import PROGRAM_LIMITS
-        from toolsets.extensions.plugins.sandboxed import PluginSandbox, PluginSandboxConfig
+        from toolsets.infra.sandbox import PluginWorkerSandbox, SandboxConfig
 
         audit = self.audit_target
         hidden = (
@@ -935,7 +935,7 @@ class Settings(BaseSettings):
             *((self.workspace,) if self.workspace else ()),
             *((audit,) if isinstance(audit, Path) else ()),
         )
-        return PluginSandbox(PluginSandboxConfig(network=False, limits=PROGRAM_LIMITS, hidden=hidden))
+        return PluginWorkerSandbox(SandboxConfig(network=False, limits=PROGRAM_LIMITS, hidden=hidden))
 
     @property
     def resolved_docs_dir(self) -> Path:

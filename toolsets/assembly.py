@@ -66,7 +66,9 @@ def assemble(
     gates = load_gates(gates_file, tool_arguments(bare.values()))  # a gate may name a tool this front hides
     if device_only_hidden:
         bare = without_device_only_tools(bare)
-    standard = standard_middleware(audit=services.audit, gates=gates, plugins=extensions.plugins, metrics=metrics)
+    standard = standard_middleware(
+        audit=services.audit, gates=gates, plugins=extensions.plugins, metrics=metrics, trials=extensions.trials
+    )
     chain = [*standard, *middleware]
     profiles = build_profiles(middleware=chain, extensions=extensions, exposure=exposure, toolsets=bare)
     return FrontDoor(

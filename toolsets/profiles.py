@@ -3,8 +3,8 @@
 `build_profiles(...)` is the one place where policy is composed, and it returns a value: the composition
 root (server/composition.py, or `toolsets.assembly` in-process) calls it once per deployment and passes the
 result down. Nothing here is kept between calls, so two deployments in one process share nothing.
-From the outside in: middleware (metrics, canary, audit, tracing, gates) -> confirmation of destructive tools ->
-the toolsets themselves (a deferred tool's answer comes from the user's side).
+From the outside in: middleware (metrics, canary, audit, tracing, gates, plugin feedback) -> confirmation of
+destructive tools -> the toolsets themselves (a deferred tool's answer comes from the user's side).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from toolsets.extensions.plugins.catalog import PluginCatalog
     from toolsets.pipeline.audit.writer import AuditSink
     from toolsets.pipeline.call_metrics import CallRecorder
+    from toolsets.pipeline.feedback_middleware import PluginTrials
     from toolsets.pipeline.gates.spec import GateSet
 
 Exposure = Literal["full", "progressive", "code"]
@@ -63,6 +64,7 @@ class Extensions:
     authoring: AbstractToolset | None = None  # the custom_tools toolset (--tool-authoring), member only
     code: AbstractToolset | None = None  # the code toolset (`execute_code`: --code-mode), member
     code_for_guests: bool = False  # --code-mode-guests: guests get it too (their programs reach guest tools only)
+    trials: PluginTrials | None = None  # the authoring tools' trials, told of each plugin call (FeedbackMiddleware)
 
 
 NO_EXTENSIONS = Extensions()
@@ -105,10 +107,12 @@ def standard_middleware(
     gates: GateSet | None = None,
     plugins: PluginCatalog | None = None,
     metrics: CallRecorder | None = None,
+    trials: PluginTrials | None = None,
 ) -> list[Middleware]:
     """The deployment's own middleware instances, outermost first: the metrics time the whole pipeline and count
     every outcome; the canary picks a plugin call's version before the audit line that names it; the audit log sees
-    every outcome; the span covers the gates' answer too. A new kind of middleware is a class in `toolsets/pipeline/`
+    every outcome; the span covers the gates' answer too; the plugin feedback hears what a plugin call gave back (its
+    failures kept, a trial's calls counted). A new kind of middleware is a class in `toolsets/pipeline/`
     and one line here (or, for an embedder, an entry of `assemble(..., middleware=[...])`, which go inside these)."""
     from toolsets.pipeline.tracing import TracingMiddleware
 
@@ -130,6 +134,10 @@ def standard_middleware(
         from toolsets.pipeline.gates.gate_middleware import GateMiddleware
 
         chain.append(GateMiddleware(gates))
+    if plugins is not None and (plugins.feedback is not None or trials is not None):
+        from toolsets.pipeline.feedback_middleware import FeedbackMiddleware
+
+        chain.append(FeedbackMiddleware(plugins.feedback, trials))
     return chain
 
 

@@ -36,7 +36,7 @@ from tests.support import (
     stdio_server_process,
     token,
 )
-from toolsets.extensions.plugins.sandboxed import PluginSandboxLimits
+from toolsets.infra.sandbox import PLUGIN_WORKER_LIMITS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ACCEPT = answering("accept", {"confirm": True})
@@ -392,7 +392,7 @@ async def test_a_fork_bomb_in_an_authored_tool_stays_under_the_cap(tmp_path: Pat
     finally:
         stop.set()
         sampler.join(5)
-    cap = PluginSandboxLimits().processes
+    cap = PLUGIN_WORKER_LIMITS.processes
     assert 0 < result["started"] < cap, result
     assert max(seen) <= baseline + cap + 16, (baseline, max(seen))
 

@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.support import SECRET, TRULOOP, child_env, error_of, eventually, http_server_process, mcp_client, token
 from toolsets.extensions.workspace import shell
-from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig
+from toolsets.infra.sandbox import SandboxConfig, WorkspaceSandbox
 
 pytestmark = pytest.mark.anyio
 
@@ -226,7 +226,7 @@ async def test_nothing_a_command_starts_outlives_the_call(site: Site) -> None:
 
 async def test_a_cancelled_call_leaves_nothing_behind(site: Site) -> None:
     tag = str(3900 + os.getpid() % 90)
-    sandbox = Sandbox(SandboxConfig(site.workspace))
+    sandbox = WorkspaceSandbox(SandboxConfig(site.workspace))
     with anyio.move_on_after(1.5) as scope:
         await shell.run(f"setsid sleep {tag}7 & sleep {tag}8", sandbox, strict=False, timeout_s=60)
     assert scope.cancelled_caught

@@ -22,13 +22,14 @@ from server.app import build_server
 from tests.support import error_of, server_with, settings
 from toolsets.core.context import ConfirmPolicy
 from toolsets.extensions.workspace import shell, workspace_toolset
-from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig, SandboxLimits, SandboxUnavailable
-from toolsets.infra.pids_cgroup import CallCgroup, PidsCgroups
+from toolsets.infra.sandbox import WORKSPACE_LIMITS, SandboxConfig, SandboxUnavailable
+from toolsets.infra.sandbox import WorkspaceSandbox as Sandbox
+from toolsets.infra.sandbox.pids_cgroup import CallCgroup, PidsCgroups
 from toolsets.profiles import with_policy
 
 pytestmark = pytest.mark.anyio
 
-CAP = 1024  # the documented cap (SandboxLimits.processes)
+CAP = 1024  # the documented cap (WORKSPACE_LIMITS.processes)
 MARGIN = 50  # the host's own processes coming and going while a test samples
 TAG = f"30.{1000 + os.getpid() % 9000}"  # `sleep 30.NNNN`: a duration no other test uses
 FORK_LOOP = (  # up to 3,000 background children; dash gives up at the first failed fork, else `wait`
@@ -125,7 +126,7 @@ def room(tmp_path: Path) -> Path:
 @with_bwrap
 @pytest.mark.timeout(90)
 async def test_a_fork_loop_stays_under_the_cap_as_root(room: Path, cleanup: list[Path]) -> None:
-    assert SandboxLimits().processes == CAP
+    assert WORKSPACE_LIMITS.processes == CAP
     parent = PidsCgroups().probe()
     if parent is None:
         pytest.skip("this machine gives root no writable pids cgroup")

@@ -12,28 +12,22 @@ import pytest
 from mcp import Client
 
 from tests.plugin_files import plugin_source, serving
-from toolsets.extensions.plugins.sandboxed import (
-    SANDBOX_UID,
-    STDERR_CAP,
-    WORKER_INFRA,
-    WORKER_MODULES,
-    PluginSandbox,
-    PluginSandboxConfig,
-    PluginSandboxUnavailable,
-    covering,
-)
+from toolsets.extensions.plugins.sandboxed import STDERR_CAP, WORKER_INFRA, WORKER_MODULES, worker_zip
+from toolsets.infra.sandbox import PluginWorkerSandbox, SandboxConfig, SandboxUnavailable
+from toolsets.infra.sandbox.bwrap import covering
+from toolsets.infra.sandbox.plugin_worker import SANDBOX_UID
 
 pytestmark = pytest.mark.anyio
 
 
 def test_the_options_drop_everything_and_keep_the_network_out(tmp_path: Path) -> None:
-    options = PluginSandbox(PluginSandboxConfig(hidden=(tmp_path,))).options()
+    options = PluginWorkerSandbox(SandboxConfig(hidden=(tmp_path,))).options()
     assert options[0] == "--unshare-all" and "--share-net" not in options
     assert options[options.index("--cap-drop") + 1] == "ALL"
     assert options[options.index("--uid") + 1] == str(SANDBOX_UID)
     assert "--clearenv" in options and "--die-with-parent" in options and "--new-session" in options
     assert str(tmp_path) not in options  # the server's files are never mounted
-    with_network = PluginSandbox(PluginSandboxConfig(network=True)).options()
+    with_network = PluginWorkerSandbox(SandboxConfig(network=True)).options()
     assert "--share-net" in with_network
 
 
@@ -44,7 +38,7 @@ def test_a_hidden_path_inside_a_bound_folder_is_covered(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     hidden = (prefix / "data", prefix / "audit.jsonl", outside, tmp_path / "missing")
-    assert covering(hidden, (str(prefix),)) == [
+    assert covering(hidden, [(str(prefix), str(prefix))]) == [
         "--tmpfs",
         str(prefix / "data"),
         "--ro-bind",
@@ -54,7 +48,7 @@ def test_a_hidden_path_inside_a_bound_folder_is_covered(tmp_path: Path) -> None:
 
 
 def test_the_limits_are_set_inside() -> None:
-    command = PluginSandbox().command("/usr/bin/bwrap")
+    command = PluginWorkerSandbox().command("/usr/bin/bwrap", ["-c", "pass"])
     assert command[:2] == ["/usr/bin/bwrap", "--"]
     caps = [word for word in command if word.startswith("--") and "=" in word]
     assert "--nproc=1024" in caps
@@ -62,7 +56,7 @@ def test_the_limits_are_set_inside() -> None:
 
 
 def test_the_worker_arrives_as_a_zip_of_its_own_modules() -> None:
-    archive = zipfile.ZipFile(io.BytesIO(PluginSandbox().worker_zip))
+    archive = zipfile.ZipFile(io.BytesIO(worker_zip()))
     names = set(archive.namelist())
     assert {f"toolsets/extensions/plugins/{name}.py" for name in WORKER_MODULES} <= names
     assert {f"toolsets/infra/{name}.py" for name in WORKER_INFRA} <= names
@@ -77,13 +71,13 @@ def test_the_worker_arrives_as_a_zip_of_its_own_modules() -> None:
 
 
 def test_without_bubblewrap_the_start_check_names_the_fix() -> None:
-    sandbox = PluginSandbox(PluginSandboxConfig(bwrap="no-such-bwrap-here"))
-    with pytest.raises(PluginSandboxUnavailable, match="bubblewrap"):
+    sandbox = PluginWorkerSandbox(SandboxConfig(bwrap="no-such-bwrap-here"))
+    with pytest.raises(SandboxUnavailable, match="bubblewrap"):
         sandbox.probe()
 
 
 def test_the_start_check_passes_here() -> None:
-    PluginSandbox().probe()  # CI installs bubblewrap; a failure here says why the sandbox cannot run
+    PluginWorkerSandbox().probe()  # CI installs bubblewrap; a failure here says why the sandbox cannot run
 
 
 FLOOD = """

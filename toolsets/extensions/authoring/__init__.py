@@ -24,6 +24,7 @@ The lifecycle of a file the model writes (files.py names them, ledger.py remembe
 Every action (and every trial outcome that moves a file) is an `authoring` line in the audit log.
 """
 
+from toolsets.extensions.authoring.service import ToolAuthoring
 from toolsets.extensions.authoring.tools import AUTHORING_TOOLS, AUTHORING_TOOLSET, authoring_toolset
 
-__all__ = ["AUTHORING_TOOLS", "AUTHORING_TOOLSET", "authoring_toolset"]
+__all__ = ["AUTHORING_TOOLS", "AUTHORING_TOOLSET", "ToolAuthoring", "authoring_toolset"]

@@ -257,7 +257,7 @@ class ToolAuthoring:
         return entry is not None and entry.state == "trial" and entry.version == tool_version
 
     async def on_outcome(self, heard: PluginOutcome) -> None:
-        """A plugin call's envelope (the catalog's listener): a new tool's trial calls count here."""
+        """A plugin call's envelope (heard by `FeedbackMiddleware`): a new tool's trial calls count here."""
         name, tool_version, outcome = heard.name, heard.version, heard.outcome
         entry = self.ledger.get(name)
         if entry is None or entry.state != "trial" or entry.version != tool_version:

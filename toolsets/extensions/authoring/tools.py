@@ -1,6 +1,7 @@
 """The `custom_tools` toolset: the model manages its own tools in the tools folder (see the package's docstring).
 
-`authoring_toolset(catalog, folder, emit)` builds it for one deployment (its catalog, its audit sink); the
+`authoring_toolset(ToolAuthoring(catalog, folder, emit))` builds it for one deployment (its catalog, its audit
+sink); the
 deployment publishes it in the member profile only where `--tool-authoring` allows (stdio, or HTTP with
 `--tool-authoring-http`). Writing, deleting and reloading change what code runs, so they are destructive tools,
 confirmed like every destructive tool.
@@ -8,7 +9,6 @@ confirmed like every destructive tool.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
@@ -23,11 +23,11 @@ from toolsets.extensions.authoring.models import (
     ToolFeedback,
     ToolListing,
 )
-from toolsets.extensions.authoring.service import Emit, ToolAuthoring
+from toolsets.extensions.authoring.service import ToolAuthoring
 from toolsets.infra.store.feedback import MAX_FEEDBACK_PER_TOOL
 
 if TYPE_CHECKING:
-    from toolsets.extensions.plugins.catalog import PluginCatalog
+    pass
 
 AUTHORING_TOOLSET = "custom_tools"
 AUTHORING_TOOLS = frozenset(
@@ -49,11 +49,8 @@ ToolName = Annotated[
 ]
 
 
-def authoring_toolset(catalog: PluginCatalog, folder: Path, emit: Emit | None = None) -> Toolset:
-    authoring = ToolAuthoring(catalog, folder, emit)
-    catalog.outcome_listeners.append(authoring.on_outcome)  # a new tool's trial calls
-    if catalog.feedback is not None:
-        catalog.feedback.on_trial = authoring.on_trial  # a failed call of a version on trial is routed "trial"
+def authoring_toolset(authoring: ToolAuthoring) -> Toolset:
+    """The tools over one deployment's `ToolAuthoring` (which `FeedbackMiddleware` also tells of plugin calls)."""
     toolset = Toolset(AUTHORING_TOOLSET)
 
     @toolset.tool(hints=READ_ONLY)

@@ -30,15 +30,13 @@ from toolsets.extensions.codemode.program import (
     run_program,
 )
 from toolsets.extensions.plugins.nested import MAX_DEPTH, envelope, refusal
-from toolsets.extensions.plugins.sandboxed import PluginSandboxLimits
+from toolsets.infra.sandbox.config import Limits
 
 if TYPE_CHECKING:
-    from toolsets.extensions.plugins.sandboxed import PluginSandbox
+    from toolsets.infra.sandbox.plugin_worker import PluginWorkerSandbox
 
 # One program's interpreter (prlimit inside the sandbox's own user namespace, so they bind whoever runs the server).
-PROGRAM_LIMITS = PluginSandboxLimits(
-    processes=64, address_space=1 << 30, open_files=64, file_size=16 << 20, cpu_seconds=125
-)
+PROGRAM_LIMITS = Limits(processes=64, address_space=1 << 30, open_files=64, file_size=16 << 20, cpu_seconds=125)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +78,7 @@ class CodeMode:
         self._running: dict[str, int] = {}  # user id -> their programs running now (no entry at zero)
 
     @classmethod
-    def sandboxed(cls, sandbox: PluginSandbox, limits: CodeModeLimits | None = None) -> CodeMode:
+    def sandboxed(cls, sandbox: PluginWorkerSandbox, limits: CodeModeLimits | None = None) -> CodeMode:
         """Programs run in `sandbox` (code mode's own: no network, whatever the plugins may use)."""
         # -S: the standard library only (no site-packages), which also starts faster
         mode = cls(lambda: sandbox.open_program(["-S", "-c", mode.child_source]), limits)

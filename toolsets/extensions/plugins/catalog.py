@@ -61,12 +61,9 @@ from toolsets.infra.private_files import private_dir
 
 if TYPE_CHECKING:
     from toolsets.extensions.plugins.feedback import FeedbackRecorder
-    from toolsets.extensions.plugins.outcome import PluginOutcome
-    from toolsets.extensions.plugins.sandboxed import PluginSandbox
     from toolsets.extensions.plugins.spec_kinds import AnySpec
+    from toolsets.infra.sandbox.plugin_worker import PluginWorkerSandbox
     from toolsets.pipeline.canary.router import CanaryRouter
-
-OutcomeListener = Callable[["PluginOutcome"], Awaitable[None]]  # a plugin call: its tool, version, route, envelope
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -166,11 +163,13 @@ class PluginCatalog:
         reserved: Callable[[], Collection[str]],
         changes: ToolListChanges | None = None,
         reserved_prompts: Collection[str] = (),
+        feedback: FeedbackRecorder | None = None,
     ) -> None:
         """`reserved`: the names a plugin tool may not take (the deployment's built-in tools), asked at each load;
-        `reserved_prompts`: the built-in prompts' names."""
+        `reserved_prompts`: the built-in prompts' names; `feedback`: where failed calls and canary causes are kept
+        (the calls are heard by `FeedbackMiddleware`, the canary's holds and rollbacks by its router)."""
         self.config: PluginConfig | None = None
-        self.sandbox: PluginSandbox | None = None  # set: every file is imported and run only inside it
+        self.sandbox: PluginWorkerSandbox | None = None  # set: every file is imported and run only inside it
         self.reserved = reserved
         self.reserved_prompts = frozenset(reserved_prompts)
         self.changes = changes if changes is not None else ToolListChanges()
@@ -191,10 +190,9 @@ class PluginCatalog:
         self.threads = PluginThreads()  # where in-process plugins' sync code runs
         # resource reads and prompt gets in flight, per plugin (with its calls abandoned but still running) and per user
         self.view_slots = ViewSlots(still_running=self.threads.abandoned_by)
-        self.outcome_listeners: list[OutcomeListener] = []  # told each plugin call's envelope (trials, feedback)
-        self.feedback: FeedbackRecorder | None = None  # failed calls and canary causes, kept in the store
+        self.feedback = feedback
 
-    def configure(self, config: PluginConfig | None, sandbox: PluginSandbox | None = None) -> None:
+    def configure(self, config: PluginConfig | None, sandbox: PluginWorkerSandbox | None = None) -> None:
         """The deployment's folder (None: no plugins) and, for `sandbox` isolation, the sandbox (also used to
         check a file without a folder). Takes effect at the next `running()`."""
         if config is not None and config.isolation == "sandbox" and sandbox is None:
@@ -300,15 +298,6 @@ class PluginCatalog:
             kinds, updated = frozenset(self._change or {"tool"}), tuple(sorted(self._updated))
             self._change, self._updated = set(), set()
             await self.changes.announce(PluginChange(kinds, updated))
-
-    async def heard(self, outcome: PluginOutcome) -> None:
-        """A plugin call's envelope, for those who follow calls (the authoring trials, the feedback); never fails
-        the call."""
-        for listener in list(self.outcome_listeners):
-            try:
-                await listener(outcome)
-            except Exception:
-                logger.exception("a plugin outcome listener failed")
 
     # -- scanning ---------------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """`FeedbackRecorder`: what a plugin tool version got wrong, kept in the store for the model that wrote it.
 
-Each failed or timed-out call of a plugin version (the catalog's listener: `on_outcome`) becomes a `call` entry,
+Each failed or timed-out call of a plugin version (heard by `FeedbackMiddleware`: `on_outcome`) becomes a `call` entry,
 its arguments masked as the audit log masks them, with the user who called (readers other than that user see their
 shape only: feedback_view.py); each hold or rollback the canary decides (`decided`) becomes a `hold` or `rollback`
 entry with its rule, the numbers of both windows it was decided on and sample failing inputs of the candidate, and
@@ -50,7 +50,6 @@ class FeedbackRecorder:
         self._masker = masker
         self._mask: Mask | None = None
         self.emit = emit
-        self.on_trial: Callable[[str, str], bool] | None = None  # (tool, version) serving on trial (authoring)
 
     @property
     def store(self) -> FeedbackStore:
@@ -66,7 +65,7 @@ class FeedbackRecorder:
         if not isinstance(outcome, ToolErr) or outcome.code not in FAILURES:
             return
         route: Any = heard.route
-        if route == "stable" and self.on_trial is not None and self.on_trial(heard.name, heard.version):
+        if route == "stable" and heard.trial:
             route = "trial"
         sent = heard.arguments.model_dump()
         arguments = self.mask(sent)

@@ -1,5 +1,6 @@
-"""What the catalog's listeners hear of each plugin call: the tool, the version that ran, how the call was routed,
-its (validated) arguments, its envelope and who called (the authoring trials and the feedback recorder follow calls)."""
+"""What those who follow plugin calls hear of each (toolsets/pipeline/feedback_middleware.py: the feedback recorder
+and the authoring trials): the tool, the version that ran, how the call was routed, its (validated) arguments, its
+envelope, who called, and whether that version serves on trial."""
 
 from __future__ import annotations
 
@@ -21,3 +22,4 @@ class PluginOutcome:
     arguments: BaseModel  # validated; dumped only by a listener that keeps them
     outcome: ToolResult
     user_id: str | None = None  # the caller: feedback shows a call's arguments to that user only
+    trial: bool = False  # the version serves on trial (authoring): a failure's route is `trial`

@@ -36,7 +36,7 @@ from toolsets.extensions.plugins.source import PluginSource
 from toolsets.infra.child_env import child_environment
 
 if TYPE_CHECKING:
-    from toolsets.extensions.plugins.sandboxed import PluginSandbox
+    from toolsets.infra.sandbox.plugin_worker import PluginWorkerSandbox
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -125,7 +125,9 @@ class _Worker:
 
 
 class ProcessRunner:
-    def __init__(self, source: PluginSource, module: str, spawn: Spawn, sandbox: PluginSandbox | None = None) -> None:
+    def __init__(
+        self, source: PluginSource, module: str, spawn: Spawn, sandbox: PluginWorkerSandbox | None = None
+    ) -> None:
         self._source = source
         self._module = module
         self._spawn = spawn
@@ -289,7 +291,13 @@ class ProcessRunner:
 
     async def _launch(self) -> _Worker:
         if self._sandbox is not None:
-            process = await self._sandbox.open_worker()
+            from toolsets.extensions.plugins.sandboxed import open_worker
+            from toolsets.infra.sandbox.config import SandboxUnavailable
+
+            try:
+                process = await open_worker(self._sandbox)
+            except SandboxUnavailable as exc:
+                raise PluginLoadError(exc.message) from None  # reported as the version's load error
         else:
             process = await anyio.open_process(
                 [sys.executable, "-m", "toolsets.extensions.plugins.worker"],

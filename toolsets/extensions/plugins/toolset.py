@@ -10,7 +10,6 @@ from toolsets.core.errors import ErrorCode
 from toolsets.core.tool import Tool
 from toolsets.core.toolset import AbstractToolset
 from toolsets.extensions.plugins.catalog import PluginCatalog
-from toolsets.extensions.plugins.outcome import PluginOutcome
 from toolsets.extensions.plugins.tool import PLUGINS_TOOLSET, PluginTool, offered_to
 
 
@@ -36,11 +35,4 @@ class PluginToolset(AbstractToolset):
     async def call_tool(self, call: ToolCall) -> ToolResult:
         if not isinstance(call.tool, PluginTool):
             return ToolErr(ErrorCode.UNKNOWN_TOOL, f"{call.tool.name} is not a plugin.")
-        outcome = await settle(call.tool.name, self.catalog.canary.run(call))  # the stable version, or its candidate
-        if self.catalog.outcome_listeners:
-            version = call.notes.tool_version or call.tool.version.version
-            heard = PluginOutcome(
-                call.tool.name, version, call.notes.route, call.arguments, outcome, call.ctx.caller.user_id
-            )
-            await self.catalog.heard(heard)
-        return outcome
+        return await settle(call.tool.name, self.catalog.canary.run(call))  # the stable version, or its candidate

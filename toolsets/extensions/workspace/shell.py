@@ -17,8 +17,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from toolsets.extensions.workspace.paths import WorkspaceRefusal, within
-from toolsets.extensions.workspace.sandbox import OUTPUT_CAP as OUTPUT_CAP
-from toolsets.extensions.workspace.sandbox import RunResult, Sandbox
+from toolsets.infra.sandbox.workspace import OUTPUT_CAP as OUTPUT_CAP
+from toolsets.infra.sandbox.workspace import RunResult, WorkspaceSandbox
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 120.0
@@ -134,7 +134,7 @@ def _strict_refusal(command: str, root: Path) -> str | None:
 
 async def run(
     command: str,
-    sandbox: Sandbox,
+    sandbox: WorkspaceSandbox,
     *,
     strict: bool,
     timeout_s: float,
@@ -148,7 +148,12 @@ async def run(
 
 
 async def run_python(
-    code: str, sandbox: Sandbox, *, strict: bool, timeout_s: float, allowed: Collection[str] = DEFAULT_ALLOWED_PROGRAMS
+    code: str,
+    sandbox: WorkspaceSandbox,
+    *,
+    strict: bool,
+    timeout_s: float,
+    allowed: Collection[str] = DEFAULT_ALLOWED_PROGRAMS,
 ) -> RunResult:
     why = python_refusal(strict=strict, allowed=allowed)
     if why is not None:

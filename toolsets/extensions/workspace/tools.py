@@ -23,7 +23,7 @@ from toolsets.core.toolset import Toolset
 from toolsets.extensions.workspace import shell
 from toolsets.extensions.workspace.paths import Workspace
 from toolsets.extensions.workspace.questions import shell_question, write_question
-from toolsets.extensions.workspace.sandbox import Sandbox, SandboxConfig
+from toolsets.infra.sandbox import SandboxConfig, WorkspaceSandbox
 
 WORKSPACE_TOOLSET = "workspace"
 WORKSPACE_TOOLS = frozenset({"list_files", "read_file", "write_file", "run_shell", "run_python"})
@@ -75,13 +75,13 @@ def workspace_toolset(
     root: Path,
     *,
     strict: bool = False,
-    sandbox: Sandbox | None = None,
+    sandbox: WorkspaceSandbox | None = None,
     allowed_programs: Collection[str] = (),
 ) -> Toolset:
     """The toolset for the folder `root`. `sandbox` runs the commands (by default a bubblewrap sandbox without
     network); `allowed_programs` is strict mode's allow-list (empty: the built-in one)."""
     workspace = Workspace(root, strict=strict)
-    runner = sandbox if sandbox is not None else Sandbox(SandboxConfig(workspace.root))
+    runner = sandbox if sandbox is not None else WorkspaceSandbox(SandboxConfig(workspace.root))
     allowed = frozenset(allowed_programs or shell.DEFAULT_ALLOWED_PROGRAMS)
     toolset = Toolset(WORKSPACE_TOOLSET)
 

@@ -1,6 +1,6 @@
-"""Where `run_shell` and `run_python` run: a bubblewrap sandbox that sees the workspace and nothing of the server.
+"""The workspace profile: where `run_shell` and `run_python` run, a sandbox that sees the workspace and nothing else.
 
-`Sandbox(config).run(argv, timeout_s=...)` starts `argv` under `bwrap` in new user, PID, IPC, UTS, cgroup and
+`WorkspaceSandbox(config).run(argv, timeout_s=...)` starts `argv` under `bwrap` in new user, PID, IPC, UTS, cgroup and
 network namespaces (the network is shared only with `network=True`), with every capability dropped, the
 system folders read-only, a minimal /etc, a private /tmp, the new PID namespace's /proc, a minimal /dev, a
 fixed environment, and the workspace as the only writable folder, mounted at /workspace (the working
@@ -8,11 +8,11 @@ directory). Nothing of the server is visible: its processes, its data folder, th
 folder, /run and its sockets, the host's /tmp. Resource limits (address space, file size, processes) are
 set with `prlimit` inside.
 
-A call may run at most `SandboxLimits.processes` (1,024) processes at once, whoever runs the server. Not as
+A call may run at most `WORKSPACE_LIMITS.processes` (1,024) processes at once, whoever runs the server. Not as
 root, `prlimit --nproc` binds: it is set inside the sandbox's new user namespace, and since Linux 5.14 the
 kernel counts RLIMIT_NPROC per user namespace, so the count is the sandbox's own processes. As root it never
 binds (the kernel exempts uid 0, and bwrap started by root maps the sandbox's user to it), so each call runs
-in a pids cgroup of its own with `pids.max` set (toolsets/infra/pids_cgroup.py), removed after the call; a
+in a pids cgroup of its own with `pids.max` set (pids_cgroup.py), removed after the call; a
 root server without a writable pids cgroup refuses to run commands (SandboxUnavailable) unless unsandboxed.
 
 Whatever the command starts ends with the call: the bwrap process leads a process group of its own that is
@@ -32,17 +32,24 @@ import logging
 import os
 import shutil
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from toolsets.core.errors import ErrorCode, ToolError
-from toolsets.extensions.workspace.paths import within
-from toolsets.infra.bwrap_base import INSTALL_HINT, base_options
 from toolsets.infra.child_env import SYSTEM_PATH
-from toolsets.infra.pids_cgroup import CallCgroup, PidsCgroups
+from toolsets.infra.sandbox.bwrap import (
+    INSTALL_HINT,
+    base_options,
+    covering,
+    environment_options,
+    filled_pipe,
+    option_bytes,
+)
+from toolsets.infra.sandbox.config import WORKSPACE_LIMITS, SandboxConfig, SandboxUnavailable
+from toolsets.infra.sandbox.pids_cgroup import CallCgroup, PidsCgroups
 
 logger = logging.getLogger("truloop.workspace")
 
@@ -59,33 +66,6 @@ ETC_ENTRIES = (
 )  # fmt: skip
 
 
-class SandboxUnavailable(ToolError):  # noqa: N818 - a refusal the model (and the operator) reads
-    def __init__(self, message: str) -> None:
-        super().__init__(message, code=ErrorCode.NOT_CONFIGURED)
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxLimits:
-    """Per-process resource limits (`prlimit`); 0 leaves one unset."""
-
-    address_space: int = 4 << 30  # bytes of virtual memory
-    file_size: int = 1 << 30  # bytes of the largest file a command may write
-    # At once, per call. Not as root: RLIMIT_NPROC, set inside the sandbox's user namespace, where the kernel
-    # (5.14 and later) counts the sandbox's own processes; unsandboxed it counts all of the server user's.
-    # As root the rlimit never binds, and the call's pids cgroup (`pids.max`) holds the same number.
-    processes: int = 1024
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxConfig:
-    workspace: Path
-    network: bool = False  # --workspace-network: share the host's network (the server's own ports included)
-    unsandboxed: bool = False  # --workspace-unsandboxed: no bwrap at all (unsafe)
-    hidden: tuple[Path, ...] = ()  # paths inside the workspace the command must not see (the data folder, say)
-    limits: SandboxLimits = field(default_factory=SandboxLimits)
-    bwrap: str = "bwrap"  # the program, looked up on the server's PATH unless a path
-
-
 @dataclass(frozen=True, slots=True)
 class RunResult:
     exit_code: int | None
@@ -95,12 +75,15 @@ class RunResult:
     truncated: bool
 
 
-class Sandbox:
-    """Runs commands for one workspace folder, sandboxed unless configured otherwise."""
+class WorkspaceSandbox:
+    """Runs commands for one workspace folder (`config.folder`), sandboxed unless configured otherwise."""
 
     def __init__(self, config: SandboxConfig, *, cgroups: PidsCgroups | None = None) -> None:
+        if config.folder is None:
+            raise ValueError("the workspace sandbox needs its folder")
         self.config = config
-        self.workspace = Path(os.path.realpath(config.workspace))
+        self.limits = config.limits or WORKSPACE_LIMITS
+        self.workspace = Path(os.path.realpath(config.folder))
         self._bwrap: str | None = None  # the resolved program, once a probe has succeeded
         # As root, where each call's pids cgroup is made (found when first needed; a test may point it elsewhere).
         self.cgroups = cgroups if cgroups is not None else PidsCgroups()
@@ -121,13 +104,8 @@ class Sandbox:
 
     def limited(self, argv: list[str]) -> list[str]:
         """`argv` under `prlimit` (when the machine has it)."""
-        limits = self.config.limits
         prlimit = shutil.which("prlimit", path=SYSTEM_PATH)
-        options = [
-            f"--{name}={value}"
-            for name, value in (("as", limits.address_space), ("fsize", limits.file_size), ("nproc", limits.processes))
-            if value > 0
-        ]
+        options = self.limits.prlimit_options()
         if prlimit is None or not options:
             return argv
         return [prlimit, *options, "--", *argv]
@@ -137,19 +115,9 @@ class Sandbox:
         args = base_options(network=self.config.network, etc=ETC_ENTRIES)
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
         args += ["--bind", str(self.workspace), MOUNT]
-        masked: list[Path] = []
-        for hidden in self.config.hidden:
-            real = os.path.realpath(hidden)
-            if real == str(self.workspace) or not within(self.workspace, real) or not os.path.lexists(real):
-                continue
-            if any(within(done, real) for done in masked):
-                continue
-            masked.append(Path(real))
-            inside = f"{MOUNT}/{os.path.relpath(real, self.workspace)}"
-            args += ["--tmpfs", inside] if os.path.isdir(real) else ["--ro-bind", "/dev/null", inside]
-        args += ["--chdir", MOUNT, "--clearenv"]
-        for name, value in self.environment().items():
-            args += ["--setenv", name, value]
+        hidden = [path for path in self.config.hidden if os.path.realpath(path) != str(self.workspace)]
+        args += covering(hidden, [(str(self.workspace), MOUNT)])
+        args += ["--chdir", MOUNT, *environment_options(self.environment())]
         return args
 
     # -- running ---------------------------------------------------------------------------------------------
@@ -197,7 +165,7 @@ class Sandbox:
             )
             return
         raise SandboxUnavailable(
-            f"run_shell and run_python allow each call at most {self.config.limits.processes} processes, and the "
+            f"run_shell and run_python allow each call at most {self.limits.processes} processes, and the "
             "server runs as root, where the kernel does not apply that limit: it needs a pids cgroup the server "
             f"can write, and there is none ({self.cgroups.why}). The operator can run the server as an "
             "unprivileged user, give it a writable pids cgroup (a systemd unit with Delegate=yes, or a container "
@@ -217,7 +185,7 @@ class Sandbox:
         if not self._capped:
             return await self._spawn(argv, timeout_s, options, None)
         try:
-            cgroup = self.cgroups.create(self.config.limits.processes)
+            cgroup = self.cgroups.create(self.limits.processes)
         except OSError as exc:
             raise SandboxUnavailable(
                 f"The server could not make the pids cgroup that caps this call's processes ({exc}); try again."
@@ -234,9 +202,7 @@ class Sandbox:
         env = self.environment() if self.config.unsandboxed else {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}
         pass_fds: tuple[int, ...] = ()
         if options is not None:
-            reader, writer = os.pipe()
-            with os.fdopen(writer, "wb") as pipe:  # a few KiB: fits the pipe's buffer, so this never blocks
-                pipe.write(b"".join(option.encode() + b"\0" for option in options))
+            reader = filled_pipe(option_bytes(options))
             pass_fds = (reader,)
             argv = [argv[0], "--args", str(reader), *argv[1:]]
         if cgroup is not None:

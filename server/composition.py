@@ -8,6 +8,10 @@
 Nothing here is module state: two deployments in one process (say one with `--tools-dir` and gates, one
 without) share no object. What a stdio server does not need to answer `initialize` (the profiles, the
 toolsets, the plugin catalog, the gates, Redis conversations) is built on first use, once per deployment.
+
+A deployment is also one async context (`async with Deployment(settings) as deployment:`, or `deployment.open()`),
+the one lifecycle every front uses: the bridge, resource changes, tasks, schedules, code mode and plugins run while
+it is open; the audit log is flushed and the store closed when it closes. Collaborators are passed at construction.
 """
 
 from __future__ import annotations

@@ -105,10 +105,9 @@ async def main(options: argparse.Namespace) -> dict[str, Any]:
         if options.database_url:
             flags["database_url"] = options.database_url
         deployment = Deployment(Settings(**flags))
-        async with deployment.running():
+        async with deployment:
             found = {"overhead": await overhead(deployment, options.ticks)}
             found["drift"] = await drift(deployment, options.seconds)
-        await deployment.services.backend.aclose()
     found["backend"] = {"store": "postgresql" if options.database_url else "sqlite",
                         "engine": "redis" if options.redis_url else "memory"}  # fmt: skip
     return found

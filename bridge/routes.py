@@ -31,7 +31,7 @@ from bridge.jsonrpc import (
     parse_response,
 )
 from bridge.pending import Outcome
-from bridge.service import DeviceBridge
+from bridge.service import DeviceBridge, TaskAnswers
 from toolsets.core.deferred import DeviceTools, device_result
 from toolsets.core.problems import problems
 
@@ -73,8 +73,15 @@ ROUTE_PREFIXES = ("", "/assistant")
 
 
 def shim_routes(
-    bridge: DeviceBridge, identify: Identify, device_tools: DeviceTools, *, max_body: int = MAX_BODY_BYTES
+    bridge: DeviceBridge,
+    identify: Identify,
+    device_tools: DeviceTools,
+    *,
+    task_answers: TaskAnswers | None = None,
+    max_body: int = MAX_BODY_BYTES,
 ) -> list[Route]:
+    """`task_answers`: who finishes an MCP task when the device answers the call it waits on (None: no tasks)."""
+
     async def caller_of(request: Request) -> DeviceCaller | Response:
         caller = await identify(request)
         if caller is None:
@@ -107,10 +114,10 @@ def shim_routes(
                 except ValidationError as exc:
                     found = [{"field": f, "problem": m} for f, m in problems(exc, whole="result", limit=10)]
                     return _refuse(422, response.id, INVALID_PARAMS, f"The result does not fit {call.method}", found)
-            taken = call.task_id is not None and bridge.task_answers is not None
+            taken = call.task_id is not None and task_answers is not None
             if taken:  # the task records the answer first: it is not lost if finishing it fails here
-                assert bridge.task_answers is not None
-                await bridge.task_answers.device_answered(call, response)
+                assert task_answers is not None
+                await task_answers.device_answered(call, response)
             outcome = await bridge.answer(user_id, response, taken=taken)
         except Exception as exc:
             logger.warning("tool-message could not reach the bridge store: %s", type(exc).__name__)

@@ -86,7 +86,6 @@ class DeviceBridge:
         self.poll_interval = poll_interval
         self.progress_interval = progress_interval
         self.extra_channel = extra_channel
-        self.task_answers: TaskAnswers | None = None  # set by the deployment that serves MCP tasks
         self._waiting: dict[str, _Waiting] = {}
         self._streams: dict[str, dict[str, MemoryObjectSendStream[dict[str, Any]]]] = {}
         backend.on_result = self._wake
@@ -240,7 +239,7 @@ class DeviceBridge:
     async def answer(self, user_id: str, response: RpcResponse, *, taken: bool = False) -> Outcome:
         """Record a device's answer once; a waiter on this replica gets it in memory (no store round trip
         to fetch it, no wake-up through the store), a waiter elsewhere through the store. `taken`: the answer
-        was already handed to its task (`task_answers`), so nobody waits for it."""
+        was already handed to its task (`TaskAnswers`), so nobody waits for it."""
         from bridge.pending import Outcome
 
         call_id = str(response.id)

@@ -8,16 +8,21 @@
 Nothing here is module state: two deployments in one process (say one with `--tools-dir` and gates, one
 without) share no object. What a stdio server does not need to answer `initialize` (the profiles, the
 toolsets, the plugin catalog, the gates, Redis conversations) is built on first use, once per deployment.
+
+A deployment is also one async context (`async with Deployment(settings) as deployment:`, or `deployment.open()`),
+the one lifecycle every front uses: the bridge, resource changes, tasks, schedules, code mode and plugins run while
+it is open; the audit log is flushed and the store closed when it closes. Collaborators are passed at construction.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 
@@ -42,6 +47,8 @@ if TYPE_CHECKING:
     from toolsets.profiles import Extensions, Profiles
     from toolsets.services import Services
 
+T = TypeVar("T")
+
 
 class Deployment:
     """Everything one deployment is made of, built from its settings (each part once, most on first use)."""
@@ -56,17 +63,20 @@ class Deployment:
         metered: bool = False,
     ) -> None:
         """`stdio_front`: this deployment serves an MCP client over stdio, which no device can connect to; unless a
-        device reaches it through Redis shared with an HTTP replica, it publishes no tool only a device answers."""
+        device reaches it through Redis shared with an HTTP replica, it publishes no tool only a device answers.
+
+        `services` and `bridge` given here are the caller's: the deployment uses them, but neither runs the bridge
+        nor closes the store (it does both for those it builds)."""
         self.settings = settings
         self._stdio_front = stdio_front
         self.metered = metered  # its calls are counted and timed for /metrics (the HTTP server's deployment)
         self._redis: Any = None
+        self._door: Once[FrontDoor] = Once(self._assemble)
+        self._closing: contextlib.AsyncExitStack | None = None  # while open by `async with`
+        self._owns_bridge = bridge is None
+        self._owns_services = services is None
         self.bridge = bridge if bridge is not None else self._build_bridge()
         self.services = services if services is not None else self._build_services()
-        if self.services.resource_changes is None:  # who hears of changed documents and inboxes (MCP resources)
-            from toolsets.views.changes import ResourceChanges
-
-            self.services.resource_changes = ResourceChanges()
 
     # -- shared infrastructure -------------------------------------------------------------------------------
 
@@ -102,15 +112,15 @@ class Deployment:
         from toolsets.services import Services
 
         settings = self.settings
-        services = Services(
+        return Services(
             backend=open_backend(settings.data_dir, settings.database_url),  # opens nothing until first used
             data_dir=settings.data_dir,
             docs_dir=settings.resolved_docs_dir,
             keys=settings.upstream_keys,
+            delivery=DeviceDelivery(self.bridge),
+            scheduler=self.schedules,  # runs ticks only while the deployment is open
             open_audit=functools.partial(open_audit_log, settings),  # on the first audit line, not at start
         )
-        services.delivery = DeviceDelivery(self.bridge)
-        return services
 
     # -- extensions --------------------------------------------------------------------------------------------
 
@@ -252,6 +262,7 @@ class Deployment:
         return ScheduleEngine(
             self._tick_runner,
             lambda: self.services.schedules,
+            tools_ready=self._door.built,  # an embedded store is first looked at once the tools are (after initialize)
             redis_url=settings.redis_url.get_secret_value() if settings.redis_url is not None else None,
             name=f"{settings.redis_prefix}schedules",
             min_interval=settings.schedule_min_interval,
@@ -270,18 +281,58 @@ class Deployment:
 
         return DeferredRouter(self.bridge, None, timeout=self.settings.deferred_timeout, stdio=not self.reaches_devices)
 
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Deployment:
+        if self._closing is not None:
+            raise RuntimeError("this deployment is already open")
+        stack = contextlib.AsyncExitStack()
+        await stack.enter_async_context(self.open())
+        self._closing = stack
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        stack, self._closing = self._closing, None
+        if stack is not None:
+            await stack.__aexit__(*exc_info)  # type: ignore[arg-type]
+
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """While serving: the workspace checked and the tools folder loaded before the first request, the folder
-        watched, MCP tasks run, and every plugin closed at the end."""
+    async def open(self) -> AsyncIterator[Deployment]:
+        """The deployment's one lifecycle, for every front (stdio, HTTP's lifespan, in-process): the bridge it built
+        running, the workspace checked and the tools folder loaded before the first request, the folder watched,
+        resource changes relayed, MCP tasks and scheduled runs run, code mode's interpreters warm; at the end every
+        plugin closed, and (for the services it built) the audit log's queued lines written and the store closed.
+        Nothing here builds the front door: a stdio server still answers `initialize` first."""
         _ = self.workspace
-        self.services.scheduler = self.schedules
-        async with self._resource_changes(), self.tasks.running(), self.schedules.serving(), self._code_mode():
-            if self.plugins is None:
-                yield
-                return
-            async with self.plugins.running():
-                yield
+        try:
+            async with (
+                self.bridge.running() if self._owns_bridge else contextlib.nullcontext(),
+                self._resource_changes(),
+                self.tasks.running(),
+                self.schedules.serving(),
+                self._code_mode(),
+                self._plugins(),
+            ):
+                yield self
+        finally:
+            if self._owns_services:
+                await self._close_services()
+
+    async def _close_services(self) -> None:
+        audit = vars(self.services).get("audit")  # opened on its first line: never opened here to be flushed
+        flush = getattr(audit, "flush", None)  # a sink that writes at once has none
+        if flush is not None:
+            flush()
+        await self.services.aclose()
+
+    @asynccontextmanager
+    async def _plugins(self) -> AsyncIterator[None]:
+        """While serving: the tools folder loaded, watched, and every plugin closed at the end."""
+        if self.plugins is None:
+            yield
+            return
+        async with self.plugins.running():
+            yield
 
     @asynccontextmanager
     async def _code_mode(self) -> AsyncIterator[None]:
@@ -298,7 +349,9 @@ class Deployment:
         """While serving: the docs folder watched while documents are subscribed to, and changes relayed to and
         from the other replicas through Redis (`server/resource_relay.py`) when it is configured."""
         changes = self.services.resource_changes
-        assert changes is not None
+        if changes is None:  # services given without them: nobody hears of changes
+            yield
+            return
         async with anyio.create_task_group() as tg:
             tg.start_soon(changes.watch_documents, lambda: self.services.knowledge.ensure_fresh())
             if self.redis is not None:
@@ -364,14 +417,17 @@ class Deployment:
             limiter = MemoryLimiter(limits)
         return Admission(limiter, limits, refusals=self.metrics)
 
-    @cached_property
+    @property
     def front_door(self) -> FrontDoor:
-        """The door every front of this deployment enters by: `toolsets.assembly.assemble` with what the settings
-        add (the gates file, the extensions, conversations in Redis, the audit log through the services)."""
+        """The door every front of this deployment enters by, built on first use, once."""
+        return self._door.get()
+
+    def _assemble(self) -> FrontDoor:
+        """`toolsets.assembly.assemble` with what the settings add (the gates file, the extensions, conversations in
+        Redis, the audit log through the services)."""
         from toolsets.assembly import assemble
 
         settings = self.settings
-        self.schedules.door_built()
         return assemble(
             self.services,
             confirm_policy=settings.confirm,
@@ -442,6 +498,30 @@ class Deployment:
             known_secrets=known_secrets(settings),
             **kwargs,
         )
+
+
+class Once(Generic[T]):
+    """A part built on its first use, once; others may wait, without building it, until someone has used it."""
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self._value: T | None = None
+        self._made: anyio.Event | None = None  # made by the first waiter (in its event loop)
+
+    def get(self) -> T:
+        if self._value is None:
+            self._value = self._build()
+            if self._made is not None:
+                self._made.set()
+        return self._value
+
+    async def built(self) -> None:
+        """Returns once the part is built (by another's `get`)."""
+        if self._value is not None:
+            return
+        if self._made is None:
+            self._made = anyio.Event()
+        await self._made.wait()
 
 
 def default_caller(settings: Settings) -> Caller:

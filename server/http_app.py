@@ -176,15 +176,14 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     surfaces = {"/mcp": main, "/notification-safe/mcp": safe}
     routes.append(metrics_route(deployment, surfaces, (SSE_PATH, sse_transport), resources))
     routes += sign_in
-    routes += shim_routes(bridge, identify, deployment.profiles.device_tools)
+    routes += shim_routes(bridge, identify, deployment.profiles.device_tools, task_answers=deployment.tasks)
     routes += sse_routes
     routes.append(Mount("/notification-safe", routes=list(safe_http.routes)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with (
-            bridge.running(),
-            deployment.running(),
+            deployment,  # its one lifecycle (composition.py): the bridge, tasks, schedules, plugins, audit, store
             main.session_manager.run(),
             safe.session_manager.run(),
         ):

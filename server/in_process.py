@@ -79,24 +79,13 @@ async def in_process(settings: Settings | None = None, **flags: Any) -> AsyncIte
     `gates=`, `audit_log=`, over the environment) describes, running until the block ends."""
     settings = settings if settings is not None else load_settings(flags)
     _check_sandbox(settings)
-    deployment = Deployment(settings)
-    deferred: DeferredResolver | None = None
-    shared_bridge = settings.redis_url is not None
-    if shared_bridge:  # a device connected to a server on the same Redis answers deferred tools
-        from bridge.deferred_router import DeferredRouter
+    async with Deployment(settings) as deployment:  # its one lifecycle (server/composition.py)
+        deferred: DeferredResolver | None = None
+        if settings.redis_url is not None:  # a device connected to a server on the same Redis answers deferred tools
+            from bridge.deferred_router import DeferredRouter
 
-        deferred = DeferredRouter(deployment.bridge, None, timeout=settings.deferred_timeout)
-    try:
-        async with (
-            deployment.bridge.running() if shared_bridge else contextlib.nullcontext(),
-            deployment.running(),
-        ):
-            yield InProcess(deployment, await deployment.caller(), settings.profile, deferred)
-    finally:
-        flush = getattr(deployment.services.audit, "flush", None)  # a sink that writes at once has none
-        if flush is not None:
-            flush()
-        await deployment.services.aclose()
+            deferred = DeferredRouter(deployment.bridge, None, timeout=settings.deferred_timeout)
+        yield InProcess(deployment, await deployment.caller(), settings.profile, deferred)
 
 
 def _check_sandbox(settings: Settings) -> None:

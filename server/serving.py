@@ -134,10 +134,9 @@ async def _serve_stdio(settings: Settings) -> None:
 
     server = deployment.mcp_server()
     _started(settings)
-    await _seed_demo(settings, server.services)
+    await _seed_demo(settings, deployment.services)
     async with (
-        server.bridge.running(),  # type: ignore[union-attr]  # stdio servers are built with the deployment's bridge
-        deployment.running(),  # plugins loaded before the first request, reloaded while serving
+        deployment,  # its one lifecycle: plugins loaded before the first request, reloaded while serving
         stdio_channel(settings.max_line_bytes, fast_paths=settings.fast_paths) as channel,
         anyio.create_task_group() as tg,
     ):
@@ -153,8 +152,7 @@ async def _serve_stdio_front(settings: Settings, deployment: Any) -> None:
 
     await _seed_demo(settings, deployment.services)
     async with (
-        deployment.bridge.running(),
-        deployment.running(),  # plugins loaded before the first request, reloaded while serving
+        deployment,  # its one lifecycle: plugins loaded before the first request, reloaded while serving
         stdio_front(deployment, settings.max_line_bytes) as front,
         anyio.create_task_group() as tg,
     ):

@@ -73,7 +73,7 @@ async def serving(tools_dir: Path, data_dir: Path, **overrides: Any) -> AsyncIte
     configured = settings(tools_dir=tools_dir, data_dir=data_dir, **overrides)
     deployment = Deployment(configured)
     server = deployment.mcp_server()
-    async with deployment.running():
+    async with deployment:
         yield server
 
 

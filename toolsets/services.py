@@ -55,8 +55,9 @@ class Services:
     scheduler: SchedulerPort | None = None  # the deployment's engine of scheduled runs; None: a front without one
     # opens the audit log's writer (`audit`) on its first use; None: no audit lines
     open_audit: Callable[[], AuditSink | None] | None = field(default=None, repr=False)
-    # told when a document is re-indexed or an inbox gets a message (MCP resource subscriptions); None: nobody
-    resource_changes: ResourceChanges | None = field(default=None, repr=False)
+    # told when a document is re-indexed or an inbox gets a message (MCP resource subscriptions): one per services,
+    # so every front over them hears the same changes; None: nobody
+    resource_changes: ResourceChanges | None = field(default_factory=lambda: _resource_changes(), repr=False)
     # what the server says about its own start where a host shows it (the guide), e.g. that `--demo` added nothing;
     # set before serving, read only while serving
     start_notes: tuple[str, ...] = ()
@@ -138,6 +139,12 @@ class Services:
     async def aclose(self) -> None:
         """`close()`, and the shared database's connection pool (which lives in an event loop)."""
         await self.backend.aclose()
+
+
+def _resource_changes() -> ResourceChanges:
+    from toolsets.views.changes import ResourceChanges
+
+    return ResourceChanges()
 
 
 def memory_store(services: Services) -> MemoryStore:

@@ -20,7 +20,7 @@ import datetime as dt
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ class ScheduleEngine:
         runner: Callable[[], TickRunner],
         store: Callable[[], ScheduleStore],
         *,
+        tools_ready: Callable[[], Awaitable[None]] | None = None,
         redis_url: str | None,
         name: str,
         min_interval: float,
@@ -69,7 +70,9 @@ class ScheduleEngine:
         self._docket: Any = None
         self._group: anyio.abc.TaskGroup | None = None
         self._starting = anyio.Lock()
-        self._door_built = anyio.Event()
+        # awaited before an embedded store's schedules are first looked at (not before a stdio server has answered
+        # `initialize`, whose start-up opens no store); None: at once
+        self._tools_ready = tools_ready
         self.shared = redis_url is not None
 
     @property
@@ -114,17 +117,12 @@ class ScheduleEngine:
                 self._group = None
                 group.cancel_scope.cancel()
 
-    def door_built(self) -> None:
-        """The deployment's tools are ready: an embedded store's schedules may be looked at now (not before a stdio
-        server has answered `initialize`, whose start-up opens no store)."""
-        self._door_built.set()
-
     async def _start_if_needed(self) -> None:
         """The worker, once there are schedules to run: at start if the store has some; on the embedded store else
         with the first `schedule_tool_run` (`start`); with Redis, also when another replica made one (looked for
         every `LOOK_SECONDS`), so every replica works on the shared schedules and a replica's death loses none."""
-        if not self.shared:
-            await self._door_built.wait()
+        if not self.shared and self._tools_ready is not None:
+            await self._tools_ready()
         while self._docket is None:
             try:
                 if await self._store().listed(None):

@@ -108,8 +108,6 @@ class TaskEngine:
     async def running(self) -> AsyncIterator[None]:
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            if self._bridge is not None:
-                self._bridge.task_answers = self
             try:
                 yield
             finally:

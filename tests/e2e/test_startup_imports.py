@@ -128,5 +128,5 @@ def test_the_audit_log_is_opened_on_first_use(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_without_a_tools_folder_the_catalog_stays_unconfigured(tmp_path: Path) -> None:
     deployment = Deployment(Settings(data_dir=tmp_path, timezone="UTC"))
-    async with deployment.running():
+    async with deployment:
         assert deployment.plugins is None

@@ -55,7 +55,7 @@ async def test_two_deployments_in_one_process_share_nothing(tmp_path: Path) -> N
     )
     plain = Deployment(settings(data_dir=tmp_path / "two"))
 
-    async with with_plugins.running(), plain.running():
+    async with with_plugins, plain:
         one, two = parts(with_plugins), parts(plain)
         shared = {
             name

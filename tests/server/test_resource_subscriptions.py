@@ -155,7 +155,7 @@ async def test_a_change_noticed_on_one_replica_reaches_a_session_on_another(
     await a.services.knowledge.refresh()
     updates = Updates()
     server_b = build_server(b.settings, deployment=b)
-    async with a.running(), b.running():
+    async with a, b:
         for deployment in (a, b):
             relay = deployment.services.resource_changes.relay  # type: ignore[union-attr]
             assert relay is not None

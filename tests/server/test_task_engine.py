@@ -24,7 +24,7 @@ ALICE = Caller("alice", timezone="Asia/Seoul")
 @pytest.fixture
 async def deployment(tmp_path: Path) -> AsyncIterator[Deployment]:
     made = Deployment(settings(data_dir=tmp_path / "data"))
-    async with made.running():
+    async with made:
         yield made
 
 

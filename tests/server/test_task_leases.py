@@ -149,7 +149,7 @@ async def test_an_update_with_unrelated_keys_on_another_replica_starts_no_run(
     redis_url: str, redis_prefix: str, tmp_path: Path
 ) -> None:
     deployment = Deployment(settings(data_dir=tmp_path / "data"))
-    async with deployment.running():
+    async with deployment:
         door = deployment.front_door
         saved = await door.call(door.context_for(ALICE, "member"), "save_memory", {"content": "a note"})
         memory_id = str(saved.data.model_dump()["id"])  # type: ignore[union-attr]

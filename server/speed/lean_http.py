@@ -66,6 +66,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.http_body import Replay, read_body
+from server.mcp_server import HandshakeCapabilities
 from server.protocol_era import is_modern
 from server.rpc_peek import PEEKED
 from server.sdk_compat import (
@@ -138,11 +139,12 @@ class LeanSession:
         runner's whole chain."""
         middleware = self._middleware
         if (
-            len(middleware) in (3, 4)
+            len(middleware) in (4, 5)
             and type(middleware[0]) is RequestStateBoundary
             and type(middleware[1]) is WireErrors
             and middleware[2] is self._lean
-            and (len(middleware) == 3 or type(middleware[3]) is TaskFront)  # (it never takes a plain call)
+            and type(middleware[3]) is HandshakeCapabilities  # (it changes only `initialize` answers)
+            and (len(middleware) == 4 or type(middleware[4]) is TaskFront)  # (it never takes a plain call)
         ):
             return self._lean
         return None

@@ -34,6 +34,7 @@ from mcp_types.methods import validate_client_request
 
 from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
+from server.speed.list_cache import CachedToolLists
 from server.speed.per_list import PerToolList
 from server.speed.plain_calls import plain_call
 
@@ -47,6 +48,7 @@ class LeanPath:
 
     def __init__(self, server: TruloopMCP) -> None:
         self._server = server
+        self.lists = CachedToolLists()  # the server's `tool_lists`: each tool's form and each page's wire result
         self._answers = PerToolList()  # the SDK's whole `tools/list` answer, per list and protocol version
         # `tools/list` requests on their way through the SDK: the page worked out here (and its next cursor)
         self._handed: dict[int, tuple[list[Tool], str | None]] = {}

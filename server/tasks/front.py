@@ -25,10 +25,12 @@ must be the task id (-32020).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import BaseModel, Field
@@ -42,7 +44,6 @@ from server.tasks.client_flags import flags_of
 from server.tasks.engine import Live, TaskStart
 from server.tasks.wire import (
     EXTENSION,
-    HANDSHAKE_TASKS,
     created,
     declares_tasks,
     detailed,
@@ -74,35 +75,47 @@ class TaskUpdateParams(TaskIdParams):
     input_responses: dict[str, Any] = Field(default_factory=dict, alias="inputResponses")
 
 
-class TaskFront:
-    """The server middleware that makes tasks of `tools/call`, and the `tasks/*` handlers (`install`)."""
+class TaskFront(Extension):
+    """The tasks extension (`MCPServer(extensions=[...])`): the `tasks/*` methods, and the `tools/call` interceptor
+    that makes tasks of calls (with the server middleware `__call__` for the handshake era's)."""
+
+    identifier = EXTENSION  # advertised in 2026-07-28 `server/discover` (the handshake's answer drops it)
 
     def __init__(self, server: TruloopMCP, engine: TaskEngine) -> None:
         self._server = server
         self._engine = engine
 
-    def install(self) -> None:
-        from server.sdk_compat import advertise_handshake_tasks, lowlevel_of
-
-        low = lowlevel_of(self._server)
-        low.extensions[EXTENSION] = {}  # 2026-07-28 `server/discover` (the handshake's answer drops it)
-        advertise_handshake_tasks(self._server, HANDSHAKE_TASKS)
-        low.add_request_handler("tasks/get", TaskIdParams, self.get)
-        low.add_request_handler("tasks/update", TaskUpdateParams, self.update)
-        low.add_request_handler("tasks/cancel", TaskIdParams, self.cancel)
-        low.add_request_handler("tasks/result", TaskIdParams, self.result)
-        low.add_request_handler("tasks/list", types.PaginatedRequestParams, self.list)
-        self._server.middleware.append(self)
+    def methods(self) -> Sequence[MethodBinding]:
+        return (
+            MethodBinding("tasks/get", TaskIdParams, self.get),
+            MethodBinding("tasks/update", TaskUpdateParams, self.update),
+            MethodBinding("tasks/cancel", TaskIdParams, self.cancel),
+            MethodBinding("tasks/result", TaskIdParams, self.result),
+            MethodBinding("tasks/list", types.PaginatedRequestParams, self.list),
+        )
 
     # -- tools/call ----------------------------------------------------------------------------------------------
 
+    async def intercept_tool_call(
+        self, call: types.CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        return await self._call(ctx, call.name, call.arguments or {}, call_next)
+
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
-            return await call_next(ctx)
+        """(A server middleware too) A handshake-era `tools/call` that asks for a task: its answer, a
+        `CreateTaskResult`, is not a `CallToolResult`, which the SDK's runner checks a handshake-era interceptor's
+        answer against (docs/upstream-sdk-tiers.md); a middleware's own answer is sent as it is."""
         params = ctx.params
-        name, arguments = params.get("name"), params.get("arguments", {})
-        if not isinstance(name, str) or not isinstance(arguments, dict):
-            return await call_next(ctx)
+        if ctx.method == "tools/call" and isinstance(params, dict) and not is_modern(ctx.protocol_version):
+            name, arguments = params.get("name"), params.get("arguments", {})
+            if isinstance(name, str) and isinstance(arguments, dict) and _asks_task(ctx, params):
+                return await self._call(ctx, name, arguments, call_next)
+        return await call_next(ctx)
+
+    async def _call(
+        self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], call_next: CallNext
+    ) -> HandlerResult:
+        params = ctx.params if isinstance(ctx.params, dict) else {}
         tool = self._server.caller_tool(name)
         if tool is None:
             return await call_next(ctx)
@@ -157,14 +170,7 @@ class TaskFront:
             answers=answers or {},
         )
         record = await self._stored(self._engine.start(start))
-        answer = created(record, modern=modern)
-        if modern:  # (a middleware's own answer gets no envelope from the SDK)
-            from mcp_types import SERVER_INFO_META_KEY
-
-            from server.sdk_compat import lowlevel_of
-
-            answer["_meta"] = {SERVER_INFO_META_KEY: lowlevel_of(server).server_info_stamp}
-        return answer
+        return created(record, modern=modern)  # (stamped with `serverInfo` on 2026-07-28 by the SDK's runner)
 
     # -- tasks/* -------------------------------------------------------------------------------------------------
 

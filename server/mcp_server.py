@@ -29,6 +29,7 @@ from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.service import DeviceBridge
 from server.apps_front import AppFront
+from server.call_route import route_call
 from server.completion_front import CompletionFront
 from server.exposure import SessionConversations
 from server.identity import Surface
@@ -273,7 +274,7 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
 
                 deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
             ctx = door.context_for(caller, profile, request=RequestInfo(transport="in-process"), deferred=deferred)
-            return to_mcp_result(await door.call(ctx, name, arguments))
+            return to_mcp_result(await route_call(door, ctx, name, arguments, client=False))
         outcome = await self._run(name, arguments, request, lambda: context)
         if is_modern(request.protocol_version):
             refuse_missing_capability(outcome)
@@ -307,9 +308,9 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
             client=ports,
             report_progress=session.report_progress,
         )
-        outcome, list_changed = await door.call_noting_list(ctx, name, arguments, fixed_list=modern)
-        if list_changed:
-            await session.send_tool_list_changed()
+        outcome = await route_call(
+            door, ctx, name, arguments, fixed_list=modern, list_changed=session.send_tool_list_changed
+        )
         await self.log.tool_outcome(request, name, outcome, started)
         return outcome
 

@@ -32,12 +32,13 @@ import mcp.types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND
 from pydantic import BaseModel, Field
 
 from bridge.pending import CALL_TTL_SECONDS
 from bridge.task_store import TaskRefused, TaskTooLargeError
 from server.call_ports import TaskStartNow
+from server.call_route import as_task, untasked
 from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
 from server.tasks.client_flags import flags_of
@@ -122,9 +123,7 @@ class TaskFront(Extension):
         modern = is_modern(ctx.protocol_version)
         wanted = _declares_tasks(ctx) if modern else _asks_task(ctx, params)
         support = tool.task_support
-        if not wanted:
-            if support == "required":
-                raise untasked(name, modern=modern)
+        if not wanted:  # (a task-only tool is refused on the call route, server/call_route.py)
             return await call_next(ctx)
         if support == "forbidden":
             if modern:  # the server decides: this one answers at once
@@ -135,7 +134,8 @@ class TaskFront(Extension):
             return await call_next(ctx)
         if modern and tool.task_starts_in_run:  # it runs while the client waits until it says where the task starts
             try:
-                return await call_next(ctx)
+                with as_task():
+                    return await call_next(ctx)
             except TaskStartNow as now:
                 return await self._start(ctx, name, kept, modern, params, now.answers)
         return await self._start(ctx, name, kept, modern, params)
@@ -296,17 +296,6 @@ def _ttl(task: Any) -> int:
     if isinstance(asked, int) and not isinstance(asked, bool):
         return max(MIN_TTL_MS, min(asked, MAX_TTL_MS))
     return MAX_TTL_MS
-
-
-def untasked(name: str, *, modern: bool) -> MCPError:
-    """The refusal of a call of a tool that runs only as a task, made without asking for one."""
-    if not modern:
-        return MCPError(code=METHOD_NOT_FOUND, message=f"{name} runs only as a task: call it with `task`.")
-    return MCPError(
-        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-        message=f"{name} runs only as a task: declare the {EXTENSION} extension in the request's client capabilities.",
-        data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-    )
 
 
 def _no_task(task_id: str) -> MCPError:

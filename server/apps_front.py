@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
-from mcp.server.apps import EXTENSION_ID, client_supports_apps
+from mcp.server.apps import Apps, client_supports_apps
 
 from toolsets.views.app_views import APP_MIME_TYPE, APPS, AppCatalog
 
@@ -27,15 +27,19 @@ LEGACY_KEY = "ui/resourceUri"  # the flat `_meta` key of the extension's first d
 APP_RESOURCE_META: dict[str, Any] = {"ui": {"prefersBorder": True}}
 
 
+class AppsExtension(Apps):
+    """The SDK's MCP Apps extension, advertised with the app MIME type this server serves (its tools and resources
+    are the front door's, listed by `AppFront`)."""
+
+    def settings(self) -> dict[str, Any]:
+        return {"mimeTypes": [APP_MIME_TYPE]}
+
+
 class AppFront:
     def __init__(self, server: TruloopMCP) -> None:
         self._server = server
         self.catalog = AppCatalog()
-
-    def install(self) -> None:
-        from server.sdk_compat import lowlevel_of
-
-        lowlevel_of(self._server).extensions[EXTENSION_ID] = {"mimeTypes": [APP_MIME_TYPE]}
+        self.extension = AppsExtension()  # for `MCPServer(extensions=[...])`
 
     @staticmethod
     def negotiated(request: ServerRequestContext[Any, Any]) -> bool:

@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import mcp.types as types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
 
 from bridge.service import DeviceBridge
 from server.apps_front import AppFront
+from server.call_route import route_call
 from server.completion_front import CompletionFront
 from server.exposure import SessionConversations
 from server.identity import Surface
@@ -38,7 +40,7 @@ from server.protocol_era import is_modern
 from server.request_info import mcp_request_info
 from server.resource_bus import ScopedBus
 from server.resources import ResourceFront
-from server.sdk_compat import advertise_tools_changed, connection_of, lowlevel_of, subscriptions_of
+from server.sdk_compat import CallerToolSchemas, connection_of, lowlevel_of, subscriptions_of
 from server.tool_lists import ToolLists
 from server.wire_errors import WireErrors
 from server.wire_forms import INSTRUCTIONS, SERVER_NAME
@@ -47,6 +49,7 @@ from toolsets.views.changes import ResourceChanges
 from toolsets.views.completion_values import Completions
 
 if TYPE_CHECKING:
+    from server.speed.lean_path import LeanPath
     from server.stdio.session import StdioSession
     from server.tasks.engine import TaskEngine
     from toolsets.core.envelope import ToolResult
@@ -77,7 +80,7 @@ class Composed(Protocol):
     def tasks(self) -> TaskEngine | None: ...
 
 
-class TruloopMCP(MCPServer):
+class TruloopMCP(CallerToolSchemas, MCPServer):
     def __init__(
         self,
         surface: Surface,
@@ -95,7 +98,37 @@ class TruloopMCP(MCPServer):
         from server import __version__
 
         bus = ScopedBus()  # 2026-07-28 listen streams hear only of resources their caller may see
-        super().__init__(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, subscriptions=bus, **kwargs)
+        self.apps = AppFront(self)  # MCP Apps, for the clients that negotiate them (server/apps_front.py)
+        # the whole server middleware (inside the SDK's own) and its extensions, given at construction
+        middleware: list[Any] = [WireErrors()]  # outside the lean path: every request answers the same errors
+        self.lean: LeanPath | None = None
+        if fast_paths:
+            from server.speed.lean_path import LeanPath
+
+            self.lean = LeanPath(self)
+            middleware.append(self.lean)
+        extensions: list[Extension] = [self.apps.extension]
+        tasks = deployment.tasks
+        middleware.append(HandshakeCapabilities(tasks=tasks is not None))
+        if tasks is not None:  # MCP tasks (server/tasks/): inside the lean path, which takes only plain calls
+            from server.tasks.front import TaskFront
+
+            task_front = TaskFront(self, tasks)
+            extensions.append(task_front)
+            middleware.append(task_front)  # (the handshake era's task-making calls)
+        super().__init__(
+            SERVER_NAME,
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            subscriptions=bus,
+            middleware=middleware,
+            extensions=extensions,
+            **kwargs,
+        )
+        if fast_paths:
+            from server import speed
+
+            speed.untraced(self)
         self.surface = surface
         self.deployment = deployment
         self.bridge = bridge
@@ -105,7 +138,8 @@ class TruloopMCP(MCPServer):
         # session's plain messages (server/stdio/lean_front.py), which tells it what happens outside its requests
         self.stdio_session = stdio_session
         self._process_session = stdio_session.id if stdio_session is not None else "stdio-" + secrets.token_hex(8)
-        self.tool_lists = ToolLists()  # the published forms of the tools (kept, with the speed paths)
+        # the published forms of the tools (kept per tool and per list, with the speed paths)
+        self.tool_lists = ToolLists() if self.lean is None else self.lean.lists
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self._sessions = SessionConversations()  # handshake-era conversations, one per connection
@@ -122,15 +156,13 @@ class TruloopMCP(MCPServer):
         self.resources = ResourceFront(self, changes, bus, plugin_views)
         self.prompts = PromptFront(self, self.resources)
         self.completer = CompletionFront(self, self.resources, Completions(services))  # (`completion` is MCPServer's)
-        self.apps = AppFront(self)  # MCP Apps, for the clients that negotiate them (server/apps_front.py)
-        self.apps.install()
         if deployment.plugins is not None:
             deployment.plugins.changes.subscribe(self.announce_plugin_change)
+        # the protocol's methods this server serves itself (MCPServer's own would list its tool manager's tools)
         low = lowlevel_of(self)
-        # 2026-07-28 `Mcp-Param-*` headers are checked against the called tool's `x-mcp-header` properties
-        low.get_tool_input_schema = self.tool_input_schema
+        tools_list = self._tools_list if self.lean is None else self.lean.tools_list_handler
         low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self.log.set_level)
-        low.add_request_handler("tools/list", types.PaginatedRequestParams, self._tools_list)
+        low.add_request_handler("tools/list", types.PaginatedRequestParams, tools_list)
         low.add_request_handler("resources/list", types.PaginatedRequestParams, self.resources.list)
         low.add_request_handler("resources/templates/list", types.PaginatedRequestParams, self.resources.templates)
         low.add_request_handler("resources/read", types.ReadResourceRequestParams, self.resources.read)
@@ -140,18 +172,6 @@ class TruloopMCP(MCPServer):
         low.add_request_handler("prompts/list", types.PaginatedRequestParams, self.prompts.list)
         low.add_request_handler("prompts/get", types.GetPromptRequestParams, self.prompts.get)
         low.add_request_handler("completion/complete", types.CompleteRequestParams, self.completer.complete)
-        # MCPServer advertises tools.listChanged only on 2026-07-28; our handshake-era lists change too.
-        advertise_tools_changed(self)
-        self.middleware.append(WireErrors())  # outside the lean path: every request answers the same errors
-        if fast_paths:
-            from server import speed
-
-            speed.install(self)
-        tasks = deployment.tasks
-        if tasks is not None:  # MCP tasks (server/tasks/): inside the lean path, which takes only plain calls
-            from server.tasks.front import TaskFront
-
-            TaskFront(self, tasks).install()
 
     @property
     def services(self) -> Services:
@@ -254,7 +274,7 @@ class TruloopMCP(MCPServer):
 
                 deferred = DeferredRouter(self.bridge, None, timeout=self.deferred_timeout, stdio=self.stdio)
             ctx = door.context_for(caller, profile, request=RequestInfo(transport="in-process"), deferred=deferred)
-            return to_mcp_result(await door.call(ctx, name, arguments))
+            return to_mcp_result(await route_call(door, ctx, name, arguments, client=False))
         outcome = await self._run(name, arguments, request, lambda: context)
         if is_modern(request.protocol_version):
             refuse_missing_capability(outcome)
@@ -288,9 +308,9 @@ class TruloopMCP(MCPServer):
             client=ports,
             report_progress=session.report_progress,
         )
-        outcome, list_changed = await door.call_noting_list(ctx, name, arguments, fixed_list=modern)
-        if list_changed:
-            await session.send_tool_list_changed()
+        outcome = await route_call(
+            door, ctx, name, arguments, fixed_list=modern, list_changed=session.send_tool_list_changed
+        )
         await self.log.tool_outcome(request, name, outcome, started)
         return outcome
 
@@ -337,3 +357,27 @@ def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:
         return context.request_context
     except ValueError:  # a Context made outside a request
         return None
+
+
+class HandshakeCapabilities:
+    """The server middleware that completes the handshake's `initialize` answer with what `MCPServer` has no
+    parameter for: `listChanged` on tools, prompts and resources (plugins change all three; `MCPServer` advertises
+    it only on 2026-07-28), and the handshake's `capabilities.tasks` when tasks are served (2026-07-28's
+    `server/discover` names the tasks extension instead)."""
+
+    def __init__(self, *, tasks: bool) -> None:
+        self._tasks = tasks
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        answer = await call_next(ctx)
+        if ctx.method != "initialize" or not isinstance(answer, dict):
+            return answer
+        capabilities = dict(answer.get("capabilities") or {})
+        for listed in ("tools", "prompts", "resources"):
+            if isinstance(capabilities.get(listed), dict):
+                capabilities[listed] = {**capabilities[listed], "listChanged": True}
+        if self._tasks:
+            from server.tasks.wire import HANDSHAKE_TASKS
+
+            capabilities["tasks"] = HANDSHAKE_TASKS
+        return {**answer, "capabilities": capabilities}

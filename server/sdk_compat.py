@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import anyio
-    import uvicorn
     from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
     from mcp.server.lowlevel.server import Server
     from mcp.server.mcpserver import MCPServer
@@ -55,36 +54,18 @@ def connection_of(session: Any) -> Any:
     return getattr(session, "_connection", None)
 
 
-def advertise_tools_changed(server: MCPServer) -> None:
-    """Advertise `listChanged` for tools, prompts and resources in every era (plugins change all three).
-    `MCPServer` advertises it only on 2026-07-28 and offers no parameter for it; its transports call the low-level
-    `create_initialization_options()` without arguments, so that method is rebound on this one server."""
-    from mcp.server.lowlevel.server import NotificationOptions
+class CallerToolSchemas:
+    """Mixin for an `MCPServer` subclass: the input schema the low-level server checks 2026-07-28 `Mcp-Param-*`
+    headers against is the one `tool_input_schema(name)` gives (the caller's tool), not one from the SDK's tool
+    manager. `MCPServer.__init__` hands the low-level `Server` its own `_tool_input_schema` as
+    `get_tool_input_schema`, and offers no parameter for another: overriding that method is the one hook
+    (docs/upstream-sdk-tiers.md)."""
 
-    low = lowlevel_of(server)
-    low.create_initialization_options = functools.partial(  # type: ignore[method-assign]  # this server's instance only: the SDK builds the options in one method
-        type(low).create_initialization_options,
-        low,
-        NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True),
-    )
+    def tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        raise NotImplementedError
 
-
-def advertise_handshake_tasks(server: MCPServer, tasks: dict[str, Any]) -> None:
-    """Declare `capabilities.tasks` in the handshake's `initialize` answer (2025-11-25 tasks): `MCPServer` has no
-    parameter for it, and 2026-07-28's `server/discover` must not carry it (the SDK builds that one elsewhere), so the
-    handshake's options are wrapped on this one server, after `advertise_tools_changed`."""
-    import mcp.types as types
-
-    low = lowlevel_of(server)
-    made = low.create_initialization_options
-    capability = types.ServerTasksCapability.model_validate(tasks)
-
-    def with_tasks(*args: Any, **kwargs: Any) -> Any:
-        options = made(*args, **kwargs)
-        options.capabilities.tasks = capability
-        return options
-
-    low.create_initialization_options = with_tasks  # type: ignore[method-assign]  # this server's instance only
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        return self.tool_input_schema(name)
 
 
 def drop_sdk_tracing(server: MCPServer) -> None:
@@ -231,12 +212,6 @@ def _in_flight_names() -> tuple[Callable[[Any], Any], Any]:
 
 
 # -- uvicorn -------------------------------------------------------------------------------------------------
-
-
-def leave_signals_alone(server: uvicorn.Server) -> None:
-    """Keep `server.serve()` from installing its SIGINT/SIGTERM handlers (`Server.capture_signals`, entered by
-    `serve`): the caller owns the signals (server/serving.py), and uvicorn offers no option to say so."""
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # this instance only
 
 
 def httptools_protocol_on(

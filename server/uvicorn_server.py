@@ -8,12 +8,11 @@ and needs it when connections are served, not when the socket is bound.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 
 import uvicorn
-
-from server.sdk_compat import leave_signals_alone
 
 Address = tuple[str, int]
 
@@ -27,8 +26,16 @@ class ReportingServer(uvicorn.Server):
     ) -> None:
         super().__init__(config)
         self._on_started = on_started
-        if own_signals:
-            leave_signals_alone(self)
+        self._own_signals = own_signals
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """What `serve()` enters around serving: uvicorn's SIGINT/SIGTERM handlers, unless the owner keeps them."""
+        if self._own_signals:
+            yield
+            return
+        with super().capture_signals():
+            yield
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)

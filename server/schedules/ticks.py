@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from server.call_route import route_call
 from toolsets.admission.kinds import RequestKind
 from toolsets.assistant.schedule_tools import schedule_uri, tool_ref
 from toolsets.assistant.schedule_words import RunOutcome, paused_told, run_told
@@ -108,7 +109,9 @@ class TickRunner:
         attempt = 0
         while True:
             attempt += 1
-            outcome = await door.call(ctx, schedule.tool, schedule.arguments, kind=RequestKind.SCHEDULED)
+            outcome = await route_call(
+                door, ctx, schedule.tool, schedule.arguments, client=False, kind=RequestKind.SCHEDULED
+            )
             retry = isinstance(outcome, ToolErr) and outcome.retry_later and attempt < MAX_ATTEMPTS
             deadline = upcoming is None or dt.datetime.now(dt.UTC) + dt.timedelta(seconds=RETRY_SECONDS) < upcoming
             if not (retry and deadline):

@@ -13,7 +13,8 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
 - `write_combining`: uvicorn's httptools protocol writing a response in one system call;
 - `frozen_start`: what was loaded frozen out of the collector's way, uvloop for HTTP.
 
-`install(server)` is what a server gets (`TruloopMCP` calls it when built with `fast_paths`); the transport
+`TruloopMCP` puts the lean path in its middleware when built with `fast_paths` (and `untraced` drops the SDK's span
+per message); the transport
 pieces are picked where the transports are made (`server.stdio.sdk_transport`, `server.http_app`,
 `server.serving`), through the functions below. Nothing here touches a third-party object's private surface
 itself: that is `server.sdk_compat`.
@@ -25,7 +26,7 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.sdk_compat import drop_sdk_tracing, lowlevel_of
+from server.sdk_compat import drop_sdk_tracing
 
 if TYPE_CHECKING:
     import asyncio
@@ -37,22 +38,13 @@ if TYPE_CHECKING:
     from server.stdio.own_transport import StdioChannel
 
 
-def install(server: TruloopMCP) -> None:
-    """Put the per-server speed paths into `server`: the lean path (the innermost middleware) with its
-    `tools/list` handler and caches, and no OpenTelemetry span per message when no tracer provider is installed
-    (the SDK's middleware costs every call even with no exporter)."""
-    import mcp.types as types
-
-    from server.speed.lean_path import LeanPath
-    from server.speed.list_cache import CachedToolLists
+def untraced(server: TruloopMCP) -> None:
+    """No OpenTelemetry span per message when no tracer provider is installed (the SDK's middleware costs every call
+    even with no exporter): the SDK's own way to opt out, dropping it from the middleware list."""
     from toolsets.pipeline.tracer_provider import provider_installed
 
     if not provider_installed():
         drop_sdk_tracing(server)
-    lean = LeanPath(server)
-    server.tool_lists = CachedToolLists()
-    server.middleware.append(lean)
-    lowlevel_of(server).add_request_handler("tools/list", types.PaginatedRequestParams, lean.tools_list_handler)
 
 
 def lean_http_middleware(endpoints: Mapping[str, TruloopMCP]) -> Middleware:

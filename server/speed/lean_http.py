@@ -12,7 +12,8 @@ session caps) takes a POST to an MCP endpoint only when it is exactly that call,
 to the SDK, untouched (its body given back as it was read):
 
 - the body is one JSON-RPC request (`jsonrpc`, an integer or string `id`, `method`, `params`, nothing else) for
-  `tools/call` with plain params (`server.speed.plain_calls.plain_call`) and no `progressToken`;
+  `tools/call` with plain params (`server.call_route.plain_call`, for a path that cannot report progress: no
+  `progressToken`);
 - on a live stateful session this server's session manager serves, presented with the credential that opened
   it, not terminated nor idled out, past its handshake on a handshake-era version (the `Mcp-Protocol-Version`
   header, if any, names one), with the `Accept` and `Content-Type` the SDK demands and a body within its limit;
@@ -65,7 +66,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, is_version_at_least
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from server.call_route import lean_may_take, plain_call
 from server.http_body import Replay, read_body
+from server.mcp_server import HandshakeCapabilities
 from server.protocol_era import is_modern
 from server.rpc_peek import PEEKED
 from server.sdk_compat import (
@@ -80,7 +83,6 @@ from server.sdk_compat import (
     untrack_in_flight,
 )
 from server.speed.lean_path import LeanPath
-from server.speed.plain_calls import plain_call
 from server.speed.sse_sender import HOLD_HEADERS_SECONDS, PING_SECONDS, ping_comment, sse_headers
 from server.sse_replay import RETRY_MS, sse_frame
 from server.tasks.front import TaskFront
@@ -138,11 +140,12 @@ class LeanSession:
         runner's whole chain."""
         middleware = self._middleware
         if (
-            len(middleware) in (3, 4)
+            len(middleware) in (4, 5)
             and type(middleware[0]) is RequestStateBoundary
             and type(middleware[1]) is WireErrors
             and middleware[2] is self._lean
-            and (len(middleware) == 3 or type(middleware[3]) is TaskFront)  # (it never takes a plain call)
+            and type(middleware[3]) is HandshakeCapabilities  # (it changes only `initialize` answers)
+            and (len(middleware) == 4 or type(middleware[4]) is TaskFront)  # (it never takes a plain call)
         ):
             return self._lean
         return None
@@ -345,8 +348,8 @@ class _Endpoint:
             return None
         if type(request_id) is not int and type(request_id) is not str:  # a bool or a float id is no request's
             return None
-        plain = plain_call(params)
-        if plain is None or "progressToken" in (params.get("_meta") or ()):
+        plain = plain_call(params, progress=False)
+        if plain is None:
             return None
         found = live_session(manager, session_id)
         if found is None:
@@ -366,7 +369,7 @@ class _Endpoint:
             tool = server.front_door.toolset(server.surface.profile()).get(plain[0])
         except Exception:  # the call will fail the same way: the SDK's dispatcher says how
             return None
-        if tool is not None and tool.reaches_client:  # an unknown name is refused at once, asking nobody
+        if not lean_may_take(tool):
             return None
         return request_id, params, plain, transport, session
 

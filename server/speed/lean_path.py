@@ -8,10 +8,12 @@ sends most, that was most of the server's own work per message (docs/performance
 are plain, and hands everything else to the SDK unchanged:
 
 - `tools/call` on a handshake-era connection (2025-06-18, 2025-11-25) whose params are exactly `name`,
-  `arguments` and an optional `_meta` whose `progressToken`, if any, is a string or an integer: checked once, run by
-  `TruloopMCP._run` (what its `call_tool` runs too), answered as the wire dict `server.wire_forms.call_result`
-  builds (what the SDK's serializer would have made of the same outcome). 2026-07-28 calls keep the SDK's path:
-  their results carry the envelope fields (`resultType`, the `serverInfo` stamp) and may be `input_required`.
+  `arguments` and an optional `_meta` whose `progressToken`, if any, is a string or an integer
+  (`server.call_route.plain_call`, for a path that reports progress): checked once, run by `TruloopMCP._run` (what
+  its `call_tool` runs too, into `server.call_route.route_call`), answered as the wire dict
+  `server.wire_forms.call_result` builds (what the SDK's serializer would have made of the same outcome).
+  2026-07-28 calls keep the SDK's path: their results carry the envelope fields (`resultType`, the `serverInfo`
+  stamp) and may be `input_required`.
 - `tools/list` in either era, once its params passed the SDK's own check: the SDK's answer for a given
   page of tools is kept and given again while the caller's page is the same (`LeanPath.tools_list`); on a miss
   the SDK's handler (`LeanPath.tools_list_handler`) answers from the page worked out here (`server.pagination`;
@@ -32,10 +34,11 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp_types.methods import validate_client_request
 
+from server.call_route import plain_call
 from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
+from server.speed.list_cache import CachedToolLists
 from server.speed.per_list import PerToolList
-from server.speed.plain_calls import plain_call
 
 if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP
@@ -47,6 +50,7 @@ class LeanPath:
 
     def __init__(self, server: TruloopMCP) -> None:
         self._server = server
+        self.lists = CachedToolLists()  # the server's `tool_lists`: each tool's form and each page's wire result
         self._answers = PerToolList()  # the SDK's whole `tools/list` answer, per list and protocol version
         # `tools/list` requests on their way through the SDK: the page worked out here (and its next cursor)
         self._handed: dict[int, tuple[list[Tool], str | None]] = {}
@@ -56,7 +60,7 @@ class LeanPath:
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
         if method == "tools/call":
-            call = plain_call(ctx.params)
+            call = plain_call(ctx.params, progress=True)
             if call is not None and not is_modern(ctx.protocol_version) and _accepted(ctx):
                 return await self.tools_call(ctx, *call)
         elif method == "tools/list" and _accepted(ctx) and valid_request(ctx):
@@ -70,11 +74,6 @@ class LeanPath:
     ) -> dict[str, Any]:
         """A handshake-era `tools/call` whose params were checked here, answered in its wire form."""
         server = self._server
-        tool = server.caller_tool(name)
-        if tool is not None and tool.task_support == "required":  # (the task front's refusal, for a plain call)
-            from server.tasks.front import untasked
-
-            raise untasked(name, modern=False)
 
         def context() -> Context:
             return server.sdk_context(

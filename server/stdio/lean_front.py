@@ -7,9 +7,10 @@ This front reads stdin itself (`server.stdio.pipes`, every line checked by `serv
 - `initialize` (a plain handshake: `server.wire_forms.initialize_result`, what the SDK answers),
   `notifications/initialized` and `ping`;
 - `tools/list` without a cursor, from the front door's list for this session;
-- `tools/call` with plain params (`name`, `arguments`, a `_meta` without a progress token or the 2026-07-28
-  envelope) of a tool that needs nothing from the client while it runs (`Tool.reaches_client` is false: no
-  device, no confirmation, no client model), through the front door like every other front, each call on a task
+- `tools/call` with plain params (`server.call_route.plain_call`: `name`, `arguments`, a `_meta` without a
+  progress token or the 2026-07-28 envelope) of a tool that needs nothing from the client while it runs
+  (`server.call_route.lean_may_take`: no device, no confirmation, no client model, not task-only), through the call
+  route (`server.call_route.route_call`) like every other front, each call on a task
   of its own (`notifications/cancelled` cancels it, and it is never answered, as the SDK does), its outcome told
   as `notifications/message` by the same rules (`server.log_events`);
 - `notifications/cancelled` for those calls.
@@ -36,11 +37,11 @@ import anyio
 import anyio.abc
 from pydantic_core import to_json
 
+from server.call_route import lean_may_take, plain_call, route_call
 from server.log_events import outcome_event
 from server.pagination import Pager
 from server.request_info import mcp_request_info
 from server.speed.per_list import PerToolList
-from server.speed.plain_calls import plain_call
 from server.stdio.line_check import LineChecker
 from server.stdio.pipes import Inbox, Outbox, open_stdio
 from server.stdio.session import StdioSession
@@ -245,10 +246,10 @@ class StdioFront:
 
     async def _tools_call(self, data: dict[str, Any]) -> None:
         params = data.get("params")
-        call = plain_call(params)  # a progress token was already left to the SDK (`_plain_request`)
+        call = plain_call(params, progress=False)
         door = self._door()
         tool = door.toolset(self._profile).get(call[0]) if call is not None else None
-        if call is None or (tool is not None and (tool.reaches_client or tool.task_support == "required")):
+        if call is None or not lean_may_take(tool):
             await self._forward(data)  # a server -> client request may be needed: the SDK's session asks it
             return
         refusal = self.checker.admit(data)
@@ -265,9 +266,7 @@ class StdioFront:
             started = time.monotonic()
             door = self._door()
             ctx = self._context(request_id, await self.deployment.caller())
-            outcome, list_changed = await door.call_noting_list(ctx, name, arguments)
-            if list_changed:
-                self.session.notify("notifications/tools/list_changed")
+            outcome = await route_call(door, ctx, name, arguments, fixed_list=False, list_changed=self._list_changed)
             said = outcome_event(self._masking(), name, outcome, started)
             if said is not None:
                 self.session.log(*said)
@@ -282,6 +281,9 @@ class StdioFront:
             logger.exception("tools/call %s could not be answered", name)
             if self._calls.pop(request_id, None) is not None:
                 self._internal_error(request_id)
+
+    async def _list_changed(self) -> None:
+        self.session.notify("notifications/tools/list_changed")
 
     def _masking(self) -> Masker:
         if self._masker is None:
@@ -355,10 +357,8 @@ def _plain_request(data: dict[str, Any]) -> bool:
     meta = params.get("_meta")
     if meta is None:
         return "_meta" not in params
-    return (
-        isinstance(meta, dict)
-        and "progressToken" not in meta
-        and not any(isinstance(key, str) and key.startswith(MODERN_META_PREFIX) for key in meta)
+    return isinstance(meta, dict) and not any(
+        isinstance(key, str) and key.startswith(MODERN_META_PREFIX) for key in meta
     )
 
 

@@ -377,7 +377,9 @@ class TaskEngine:
             composer=ports,
             client=ports,
         )
-        return await door.call(ctx, record.tool, record.arguments, kind=RequestKind.TASK_RUN)
+        from server.call_route import route_call
+
+        return await route_call(door, ctx, record.tool, record.arguments, client=False, kind=RequestKind.TASK_RUN)
 
     async def _device_sent(self, record: TaskRecord, call: PendingCall) -> None:
         def waiting(current: TaskRecord) -> TaskRecord:

@@ -25,24 +25,26 @@ must be the task id (-32020).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND
 from pydantic import BaseModel, Field
 
 from bridge.pending import CALL_TTL_SECONDS
 from bridge.task_store import TaskRefused, TaskTooLargeError
 from server.call_ports import TaskStartNow
+from server.call_route import as_task, untasked
 from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
 from server.tasks.client_flags import flags_of
 from server.tasks.engine import Live, TaskStart
 from server.tasks.wire import (
     EXTENSION,
-    HANDSHAKE_TASKS,
     created,
     declares_tasks,
     detailed,
@@ -74,44 +76,54 @@ class TaskUpdateParams(TaskIdParams):
     input_responses: dict[str, Any] = Field(default_factory=dict, alias="inputResponses")
 
 
-class TaskFront:
-    """The server middleware that makes tasks of `tools/call`, and the `tasks/*` handlers (`install`)."""
+class TaskFront(Extension):
+    """The tasks extension (`MCPServer(extensions=[...])`): the `tasks/*` methods, and the `tools/call` interceptor
+    that makes tasks of calls (with the server middleware `__call__` for the handshake era's)."""
+
+    identifier = EXTENSION  # advertised in 2026-07-28 `server/discover` (the handshake's answer drops it)
 
     def __init__(self, server: TruloopMCP, engine: TaskEngine) -> None:
         self._server = server
         self._engine = engine
 
-    def install(self) -> None:
-        from server.sdk_compat import advertise_handshake_tasks, lowlevel_of
-
-        low = lowlevel_of(self._server)
-        low.extensions[EXTENSION] = {}  # 2026-07-28 `server/discover` (the handshake's answer drops it)
-        advertise_handshake_tasks(self._server, HANDSHAKE_TASKS)
-        low.add_request_handler("tasks/get", TaskIdParams, self.get)
-        low.add_request_handler("tasks/update", TaskUpdateParams, self.update)
-        low.add_request_handler("tasks/cancel", TaskIdParams, self.cancel)
-        low.add_request_handler("tasks/result", TaskIdParams, self.result)
-        low.add_request_handler("tasks/list", types.PaginatedRequestParams, self.list)
-        self._server.middleware.append(self)
+    def methods(self) -> Sequence[MethodBinding]:
+        return (
+            MethodBinding("tasks/get", TaskIdParams, self.get),
+            MethodBinding("tasks/update", TaskUpdateParams, self.update),
+            MethodBinding("tasks/cancel", TaskIdParams, self.cancel),
+            MethodBinding("tasks/result", TaskIdParams, self.result),
+            MethodBinding("tasks/list", types.PaginatedRequestParams, self.list),
+        )
 
     # -- tools/call ----------------------------------------------------------------------------------------------
 
+    async def intercept_tool_call(
+        self, call: types.CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        return await self._call(ctx, call.name, call.arguments or {}, call_next)
+
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
-            return await call_next(ctx)
+        """(A server middleware too) A handshake-era `tools/call` that asks for a task: its answer, a
+        `CreateTaskResult`, is not a `CallToolResult`, which the SDK's runner checks a handshake-era interceptor's
+        answer against (docs/upstream-sdk-tiers.md); a middleware's own answer is sent as it is."""
         params = ctx.params
-        name, arguments = params.get("name"), params.get("arguments", {})
-        if not isinstance(name, str) or not isinstance(arguments, dict):
-            return await call_next(ctx)
+        if ctx.method == "tools/call" and isinstance(params, dict) and not is_modern(ctx.protocol_version):
+            name, arguments = params.get("name"), params.get("arguments", {})
+            if isinstance(name, str) and isinstance(arguments, dict) and _asks_task(ctx, params):
+                return await self._call(ctx, name, arguments, call_next)
+        return await call_next(ctx)
+
+    async def _call(
+        self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], call_next: CallNext
+    ) -> HandlerResult:
+        params = ctx.params if isinstance(ctx.params, dict) else {}
         tool = self._server.caller_tool(name)
         if tool is None:
             return await call_next(ctx)
         modern = is_modern(ctx.protocol_version)
         wanted = _declares_tasks(ctx) if modern else _asks_task(ctx, params)
         support = tool.task_support
-        if not wanted:
-            if support == "required":
-                raise untasked(name, modern=modern)
+        if not wanted:  # (a task-only tool is refused on the call route, server/call_route.py)
             return await call_next(ctx)
         if support == "forbidden":
             if modern:  # the server decides: this one answers at once
@@ -122,7 +134,8 @@ class TaskFront:
             return await call_next(ctx)
         if modern and tool.task_starts_in_run:  # it runs while the client waits until it says where the task starts
             try:
-                return await call_next(ctx)
+                with as_task():
+                    return await call_next(ctx)
             except TaskStartNow as now:
                 return await self._start(ctx, name, kept, modern, params, now.answers)
         return await self._start(ctx, name, kept, modern, params)
@@ -157,14 +170,7 @@ class TaskFront:
             answers=answers or {},
         )
         record = await self._stored(self._engine.start(start))
-        answer = created(record, modern=modern)
-        if modern:  # (a middleware's own answer gets no envelope from the SDK)
-            from mcp_types import SERVER_INFO_META_KEY
-
-            from server.sdk_compat import lowlevel_of
-
-            answer["_meta"] = {SERVER_INFO_META_KEY: lowlevel_of(server).server_info_stamp}
-        return answer
+        return created(record, modern=modern)  # (stamped with `serverInfo` on 2026-07-28 by the SDK's runner)
 
     # -- tasks/* -------------------------------------------------------------------------------------------------
 
@@ -290,17 +296,6 @@ def _ttl(task: Any) -> int:
     if isinstance(asked, int) and not isinstance(asked, bool):
         return max(MIN_TTL_MS, min(asked, MAX_TTL_MS))
     return MAX_TTL_MS
-
-
-def untasked(name: str, *, modern: bool) -> MCPError:
-    """The refusal of a call of a tool that runs only as a task, made without asking for one."""
-    if not modern:
-        return MCPError(code=METHOD_NOT_FOUND, message=f"{name} runs only as a task: call it with `task`.")
-    return MCPError(
-        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-        message=f"{name} runs only as a task: declare the {EXTENSION} extension in the request's client capabilities.",
-        data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-    )
 
 
 def _no_task(task_id: str) -> MCPError:

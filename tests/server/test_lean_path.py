@@ -11,8 +11,8 @@ from mcp import Client
 from mcp_types.methods import serialize_server_result
 from pydantic import BaseModel
 
+from server.call_route import plain_call
 from server.speed.lean_path import LeanPath
-from server.speed.plain_calls import plain_call
 from server.wire_forms import call_result as to_wire_result
 from server.wire_forms import to_mcp_result
 from tests.support import FAST_AND_PLAIN, MODES, paths_env, server_for, stdio_server_process
@@ -72,7 +72,14 @@ def test_wire_result_is_what_the_sdk_serializes(outcome: Any, version: str) -> N
     ],
 )
 def test_plain_call(params: Any, plain: Any) -> None:
-    assert plain_call(params) == plain
+    assert plain_call(params, progress=True) == plain
+
+
+@pytest.mark.parametrize("meta", [{"progressToken": 7}, {"progressToken": "p"}, {"progressToken": None}])
+def test_a_progress_token_is_plain_only_where_progress_is_reported(meta: dict[str, Any]) -> None:
+    params = {"name": "t", "_meta": meta}
+    assert plain_call(params, progress=False) is None
+    assert plain_call({"name": "t", "_meta": {"traceparent": "x"}}, progress=False) == ("t", {})
 
 
 CALLS: list[tuple[str, dict[str, Any]]] = [

@@ -7,7 +7,6 @@ touch to re-check; after re-checking it, update `CHECKED_AGAINST` in server/sdk_
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 from importlib.metadata import version
 from typing import Any
@@ -71,24 +70,20 @@ async def test_connection_of_a_request_session() -> None:
     assert sdk_compat.connection_of(object()) is None
 
 
-def test_advertise_tools_changed() -> None:
-    from mcp.server.lowlevel.server import NotificationOptions, Server
+def test_caller_tool_schemas() -> None:
+    """`MCPServer.__init__` hands the low-level server its own `_tool_input_schema`: a subclass's override is what the
+    2026-07-28 `Mcp-Param-*` header check asks."""
+    touch = "CallerToolSchemas"
+    source = inspect.getsource(MCPServer.__init__)
+    assert "get_tool_input_schema=self._tool_input_schema" in source, recheck(touch, "MCPServer.__init__")
 
-    parameters = list(inspect.signature(Server.create_initialization_options).parameters)
-    assert parameters[:2] == ["self", "notification_options"], recheck(
-        "advertise_tools_changed", "Server.create_initialization_options(notification_options, ...)"
-    )
-    assert "tools_changed" in inspect.signature(NotificationOptions).parameters
-    server = MCPServer("compat")
-    sdk_compat.advertise_tools_changed(server)
-    options = sdk_compat.lowlevel_of(server).create_initialization_options()
-    assert options.capabilities.tools is not None and options.capabilities.tools.list_changed is True, recheck(
-        "advertise_tools_changed", "tools.listChanged in the initialization options"
-    )
-    source = inspect.getsource(MCPServer)
-    assert "self._lowlevel_server.create_initialization_options()" in source, recheck(
-        "advertise_tools_changed", "MCPServer's transports call create_initialization_options() without arguments"
-    )
+    class Schemas(sdk_compat.CallerToolSchemas, MCPServer):
+        def tool_input_schema(self, name: str) -> dict[str, Any] | None:
+            return {"type": "object", "title": name}
+
+    low = sdk_compat.lowlevel_of(Schemas("compat"))
+    assert low.get_tool_input_schema is not None, recheck(touch, "Server.get_tool_input_schema")
+    assert low.get_tool_input_schema("t") == {"type": "object", "title": "t"}, recheck(touch, "the override")
 
 
 def test_drop_sdk_tracing() -> None:
@@ -117,14 +112,20 @@ def test_has_live_session() -> None:
     )
 
 
-def test_leave_signals_alone() -> None:
+def test_reporting_server_owns_the_signals() -> None:
+    """`ReportingServer(own_signals=True)` overrides `capture_signals`, what `uvicorn.Server.serve` enters."""
     import uvicorn
 
+    from server.uvicorn_server import ReportingServer
+
     source = inspect.getsource(uvicorn.Server.serve)
-    assert "self.capture_signals()" in source, recheck("leave_signals_alone", "uvicorn.Server.serve")
-    server = uvicorn.Server(uvicorn.Config(app=None))  # type: ignore[arg-type]
-    sdk_compat.leave_signals_alone(server)
-    assert isinstance(server.capture_signals(), contextlib.nullcontext)
+    assert "self.capture_signals()" in source, "uvicorn.Server.serve no longer enters capture_signals()"
+    server = ReportingServer(uvicorn.Config(app=None), lambda address: None, own_signals=True)  # type: ignore[arg-type]
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    with server.capture_signals():
+        assert signal.getsignal(signal.SIGINT) is before, "no handler was installed"
 
 
 def test_httptools_protocol_on() -> None:

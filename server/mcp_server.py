@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import mcp.types as types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import ServerRequestContext
 from mcp.server.extension import Extension
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ToolsListChanged
@@ -32,6 +32,7 @@ from server.apps_front import AppFront
 from server.call_route import route_call
 from server.completion_front import CompletionFront
 from server.exposure import SessionConversations
+from server.handshake_capabilities import HandshakeCapabilities
 from server.identity import Surface
 from server.logging_bridge import LogBridge, LoggedPorts
 from server.pagination import DEFAULT_PAGE_SIZE, Pager
@@ -357,27 +358,3 @@ def _request_of(context: Context) -> ServerRequestContext[Any, Any] | None:
         return context.request_context
     except ValueError:  # a Context made outside a request
         return None
-
-
-class HandshakeCapabilities:
-    """The server middleware that completes the handshake's `initialize` answer with what `MCPServer` has no
-    parameter for: `listChanged` on tools, prompts and resources (plugins change all three; `MCPServer` advertises
-    it only on 2026-07-28), and the handshake's `capabilities.tasks` when tasks are served (2026-07-28's
-    `server/discover` names the tasks extension instead)."""
-
-    def __init__(self, *, tasks: bool) -> None:
-        self._tasks = tasks
-
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        answer = await call_next(ctx)
-        if ctx.method != "initialize" or not isinstance(answer, dict):
-            return answer
-        capabilities = dict(answer.get("capabilities") or {})
-        for listed in ("tools", "prompts", "resources"):
-            if isinstance(capabilities.get(listed), dict):
-                capabilities[listed] = {**capabilities[listed], "listChanged": True}
-        if self._tasks:
-            from server.tasks.wire import HANDSHAKE_TASKS
-
-            capabilities["tasks"] = HANDSHAKE_TASKS
-        return {**answer, "capabilities": capabilities}

@@ -67,8 +67,8 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.call_route import lean_may_take, plain_call
+from server.handshake_capabilities import HandshakeCapabilities
 from server.http_body import Replay, read_body
-from server.mcp_server import HandshakeCapabilities
 from server.protocol_era import is_modern
 from server.rpc_peek import PEEKED
 from server.sdk_compat import (

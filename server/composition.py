@@ -453,14 +453,14 @@ class Deployment:
 
     @cached_property
     def directory_localities(self) -> DirectoryLocalities:
-        """The zone and language the user directory holds for each user (`server.identity.located`)."""
+        """The zone and language the user directory holds for each user (`toolsets.infra.locality.located`)."""
         from toolsets.assistant.directory_localities import DirectoryLocalities
 
-        return DirectoryLocalities(self.services.users)
+        return DirectoryLocalities(lambda: self.services.users)
 
     async def caller(self) -> Caller:
         """The caller without a token (stdio's `--user`, the pipe, in-process), in their zone and language."""
-        from server.identity import located
+        from toolsets.infra.locality import located
 
         default = self.default_caller()
         return located({}, await self.directory_localities.of(default.user_id), default)

@@ -8,7 +8,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from toolsets.core.context import Caller
 from toolsets.core.roles import OPERATOR, TOKEN_ROLES, tool_role
-from toolsets.infra.locality import Locality, locale_or_none, zone_or_none
+from toolsets.infra.locality import Locality, located
 
 if TYPE_CHECKING:
     from server.issuer_keys import IssuerKeys
@@ -274,21 +274,6 @@ def verifier_for(settings: Settings, audiences: Iterable[str]) -> JwtVerifier:
         issuer=settings.jwt_issuer,
         issuer_keys=issuer_keys,
         claim_names=ClaimNames(role=settings.oauth_role_claim, groups=settings.oauth_groups_claim),
-    )
-
-
-def located(claims: Mapping[str, Any], listed: Locality, default: Caller) -> Caller:
-    """`default` in its zone and language: the first source that states each wins, in this order (the one place
-    that holds it, docs/sign-in.md "Zone and language"):
-
-    1. the token's `zoneinfo` and `locale` claims (OpenID Connect's; one that is not a zone or a tag is ignored);
-    2. the user directory's `timezone` and `locale` (`listed`);
-    3. `--timezone` and `--locale`, which default to the machine's zone and language: `default`'s own.
-    """
-    return replace(
-        default,
-        timezone=zone_or_none(claims.get("zoneinfo")) or listed.timezone or default.timezone,
-        locale=locale_or_none(claims.get("locale")) or listed.locale or default.locale,
     )
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from toolsets.infra.locality import Locality, locale_or_none, zone_or_none
-from toolsets.infra.store.users import UserStore
+
+if TYPE_CHECKING:
+    from toolsets.infra.store.users import UserStore
 
 logger = logging.getLogger("truloop.directory")
 
@@ -16,7 +20,9 @@ class DirectoryLocalities:
     FRESH_SECONDS = 30.0
     KEPT = 10_000  # users remembered (then forgotten all at once)
 
-    def __init__(self, users: UserStore) -> None:
+    def __init__(self, users: Callable[[], UserStore]) -> None:
+        """`users`: the directory, opened on the first request that asks (never before a stdio server's first
+        answer)."""
         self._users = users
         self._kept: dict[str, tuple[float, Locality]] = {}
 
@@ -27,7 +33,7 @@ class DirectoryLocalities:
         if kept is not None and kept[0] > now:
             return kept[1]
         try:
-            user = await self._users.get(user_id)
+            user = await self._users().get(user_id)
         except Exception:
             logger.warning("could not read the directory entry of %s; using the server's zone", user_id, exc_info=True)
             return Locality()

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from toolsets.core.context import Caller
 
 DEFAULT_LOCALE = "en"
 MAX_LOCALE = 35  # RFC 5646's longest well-formed tag a registry may need
@@ -70,3 +73,18 @@ def machine_locale(environ: Mapping[str, str]) -> str:
         if value:
             return locale_or_none(value.split(".", 1)[0].split("@", 1)[0]) or DEFAULT_LOCALE
     return DEFAULT_LOCALE
+
+
+def located(claims: Mapping[str, Any], listed: Locality, default: Caller) -> Caller:
+    """`default` in its zone and language: the first source that states each wins, in this order (the one place
+    that holds it, docs/sign-in.md "Zone and language"):
+
+    1. the token's `zoneinfo` and `locale` claims (OpenID Connect's; one that is not a zone or a tag is ignored);
+    2. the user directory's `timezone` and `locale` (`listed`);
+    3. `--timezone` and `--locale`, which default to the machine's zone and language: `default`'s own.
+    """
+    return replace(
+        default,
+        timezone=zone_or_none(claims.get("zoneinfo")) or listed.timezone or default.timezone,
+        locale=locale_or_none(claims.get("locale")) or listed.locale or default.locale,
+    )

@@ -87,8 +87,9 @@ def test_without_bubblewrap_the_start_check_names_the_fix() -> None:
 
 
 def test_the_start_check_passes_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CI installs bubblewrap: the check starts one real sandbox (bwrap, every namespace unshared, as the sandbox
-    user) and Python in it answers with exit 0; a failure here says why the sandbox cannot run."""
+    """CI installs bubblewrap: the check starts one real sandbox (bwrap, its options through a pipe: those of
+    `test_the_options_drop_everything_and_keep_the_network_out`) and Python in it exits 0; a failure here says why
+    the sandbox cannot run."""
     started: list[tuple[list[str], int]] = []
 
     def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:

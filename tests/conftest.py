@@ -4,6 +4,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         fixtures = [definition.func for chain in definitions for definition in chain]
         if spawns(function, fixtures, spawners[module.__name__]):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool | None:
+    """Every test's timeout (pyproject.toml: 180 s, setup and teardown included) names the test, the phase it hung
+    in and its asyncio tasks before pytest-timeout's thread dump (tests/timeouts.py)."""
+    from tests.timeouts import start_timer
+
+    return start_timer(item, settings)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    from tests.timeouts import PHASE
+
+    item.stash[PHASE] = "setup"
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    from tests.timeouts import PHASE
+
+    item.stash[PHASE] = "call"
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    from tests.timeouts import PHASE
+
+    item.stash[PHASE] = "teardown"
+    return (yield)
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Baseline for bench/stdio_bench.py: a bare `mcp` MCPServer with one trivial tool, served on stdio.
 
-`--transport truloop` serves the same server on truloop-mcp's own stdio transport (server/stdio/sdk_transport.py)
-instead of the SDK's `stdio_server`, to measure what the transport alone changes.
+`--transport truloop` serves the same server on truloop-mcp's checked stdio transport (server/stdio/sdk_transport.py:
+the SDK's `stdio_server` fed only lines that passed the line check), to measure what the checks alone change.
 
 `--http` (for bench/http_bench.py) serves it as streamable HTTP at /mcp the way the SDK's
 `run_streamable_http_async` does (uvicorn's defaults on anyio's default loop), on a free loopback

@@ -137,7 +137,7 @@ async def _serve_stdio(settings: Settings) -> None:
     await _seed_demo(settings, deployment.services)
     async with (
         deployment,  # its one lifecycle: plugins loaded before the first request, reloaded while serving
-        stdio_channel(settings.max_line_bytes, fast_paths=settings.fast_paths) as channel,
+        stdio_channel(settings.max_line_bytes) as channel,
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(_until_signal, tg.cancel_scope, channel.stop)

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool | None:
+    """Every test's timeout (pyproject.toml: 180 s, setup and teardown included) names the test, the phase it hung
+    in and its asyncio tasks before pytest-timeout's thread dump (tests/timeouts.py)."""
+    from tests.timeouts import start_timer
+
+    return start_timer(item, settings)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    from tests.timeouts import PHASE
+
+    item.stash[PHASE] = "setup"
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    from tests.timeouts import PHASE
+
+    item.stash[PHASE] = "call"
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    from tests.timeouts import PHASE
+
+    item.stash[PHASE] = "teardown"
+    return (yield)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -48,6 +82,39 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if key.startswith("TRULOOP_") or key == "DATABASE_URL":
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+
+
+@pytest.fixture(autouse=True)
+def _pools_closed(request: pytest.FixtureRequest) -> None:
+    """An async test closes every PostgreSQL pool it opened, within its own event loop (`_close_pools`)."""
+    if "anyio_backend" in request.fixturenames:
+        request.getfixturevalue("_close_pools")
+
+
+@pytest.fixture
+async def _close_pools(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """psycopg_pool's background tasks swallow a cancellation that lands while they run a job (a connection being
+    made, one being checked) and wait for their next job forever, so a pool left open when the test's event loop
+    shuts down could hang that shutdown (the loop waits for every task it cancelled). Each test's pools are closed
+    here instead, bounded: `close()` stops the tasks the pool's way."""
+    import weakref
+
+    import anyio
+
+    from toolsets.infra.store.postgres.database import PgDatabase
+
+    opened: weakref.WeakSet[PgDatabase] = weakref.WeakSet()
+    made = PgDatabase.__init__
+
+    def tracked(self: PgDatabase, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        opened.add(self)
+
+    monkeypatch.setattr(PgDatabase, "__init__", tracked)
+    yield
+    with anyio.fail_after(30):
+        for database in list(opened):
+            await database.close()
 
 
 @pytest.fixture

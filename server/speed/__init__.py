@@ -5,7 +5,7 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
 
 - `lean_path`: handshake-era `tools/call` and every `tools/list` answered by a server middleware, with the
   SDK's answers (`list_cache` keeps the `tools/list` results per list);
-- `server.stdio.own_transport` + `server.stdio.pipes` (with the stdio modules): stdin and stdout as asyncio
+- the stdio lean front (`server.stdio.lean_front`, on `server.stdio.pipes`): stdin and stdout as asyncio
   transports instead of the SDK's `stdio_server` (worker threads, memory streams);
 - `sse_sender`: the SSE headers and keep-alive comment `lean_http` answers with, as sse-starlette sends them;
 - `lean_http`: a plain handshake-era `tools/call` POST answered on its own task, without the SDK transport's
@@ -22,8 +22,7 @@ itself: that is `server.sdk_compat`.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from server.sdk_compat import drop_sdk_tracing
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 
     from server.connection_guard import ConnectionLimits
     from server.mcp_server import TruloopMCP
-    from server.stdio.own_transport import StdioChannel
 
 
 def untraced(server: TruloopMCP) -> None:
@@ -55,15 +53,6 @@ def lean_http_middleware(endpoints: Mapping[str, TruloopMCP]) -> Middleware:
     from server.speed.lean_http import LeanHttpCalls
 
     return Middleware(LeanHttpCalls, endpoints=endpoints)
-
-
-@contextlib.asynccontextmanager
-async def stdio_channel(limit: int, stdin_fd: int = 0, stdout_fd: int = 1) -> AsyncIterator[StdioChannel]:
-    """The own stdio transport (`server.stdio.own_transport`) on these descriptors, while the context lasts."""
-    from server.stdio.own_transport import fast_stdio_channel
-
-    async with fast_stdio_channel(limit, stdin_fd, stdout_fd) as channel:
-        yield channel
 
 
 def http_protocol(limits: ConnectionLimits | None = None) -> type[asyncio.Protocol]:

@@ -8,8 +8,8 @@ writes every answer to stdout. At end of input, or on `stop()` (a signal), the r
 answered before the server stops (the SDK loop would cancel them), so `cat requests.jsonl | truloop-mcp`
 gets every answer. While serving, fd 0 reads the null device (and the SDK points fd 1 at stderr).
 
-With `fast_paths` (the default) the own transport of `server.stdio.own_transport` serves instead: the
-same checks and answers, without threads or memory streams.
+This is the stdio path of `TRULOOP_FAST_PATHS=0`; with the speed paths on, the lean front serves stdio
+(`server.stdio.lean_front`).
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def read_lines(fd: int, limit: int, emit: Callable[[Line | None], None]) -> None
 
 
 @contextlib.asynccontextmanager
-async def plain_stdio_channel(limit: int, stdin_fd: int = 0, stdout_fd: int = 1) -> AsyncIterator[CheckedStdin]:
+async def stdio_channel(limit: int = MAX_LINE_BYTES, stdin_fd: int = 0, stdout_fd: int = 1) -> AsyncIterator[Channel]:
     """stdin (or `stdin_fd`) read on a thread into a `CheckedStdin`, while the context lasts."""
     claim = Claim()
     private = os.dup(stdin_fd)
@@ -178,21 +178,6 @@ async def plain_stdio_channel(limit: int, stdin_fd: int = 0, stdout_fd: int = 1)
         claim.restore()
         if channel.reader is None or not channel.reader.is_alive():  # never close an fd a thread still reads
             os.close(private)
-
-
-@contextlib.asynccontextmanager
-async def stdio_channel(
-    limit: int = MAX_LINE_BYTES, stdin_fd: int = 0, stdout_fd: int = 1, *, fast_paths: bool = True
-) -> AsyncIterator[Channel]:
-    """This process's stdin/stdout (or the given descriptors) as a `Channel`, while the context lasts."""
-    if fast_paths:
-        from server import speed
-
-        async with speed.stdio_channel(limit, stdin_fd, stdout_fd) as fast:
-            yield fast
-        return
-    async with plain_stdio_channel(limit, stdin_fd, stdout_fd) as plain:
-        yield plain
 
 
 async def serve_stdio(server: Any, channel: Channel) -> None:

@@ -1,5 +1,5 @@
 """A real `truloop-mcp` subprocess over stdio: SDK client in both eras, and raw JSON-RPC lines; each on the
-own stdio transport (`fast`) and on the SDK's `stdio_server` (`plain`, `TRULOOP_FAST_PATHS=0`)."""
+stdio lean front (`fast`) and on the SDK's `stdio_server` (`plain`, `TRULOOP_FAST_PATHS=0`)."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ def test_each_handshake_version_is_served(version: str, fast_paths: bool) -> Non
 
 
 def test_both_paths_answer_the_same_lines_alike() -> None:
-    """The same session, bad lines and all, on the own transport and lean path and on the SDK's: equal answers."""
+    """The same session, bad lines and all, on the lean front and on the SDK's: equal answers."""
     lines = [*MALFORMED, json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/list"}),
              json.dumps({**CALL, "id": 11, "params": {"name": "get_day_of_week", "arguments": {"date": "2026-02-30"}}}),
              json.dumps({**CALL, "id": 12, "params": {"name": "no_such_tool", "arguments": {}}})]  # fmt: skip

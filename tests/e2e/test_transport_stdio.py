@@ -1,6 +1,7 @@
-"""The stdio transports against a real `truloop-mcp` subprocess: pipelined bursts, a client that stops reading
-(the own transport, server/stdio/own_transport.py), stdin and stdout as regular files and as terminals (it and
-the SDK's `stdio_server` fed by server/stdio/sdk_transport.py, `plain`); and the line splitter in-process."""
+"""The stdio transports against a real `truloop-mcp` subprocess: pipelined bursts and a client that stops reading
+(the lean front, server/stdio/lean_front.py, on the asyncio pipes of server/stdio/pipes.py), stdin and stdout as
+regular files and as terminals (it and the SDK's `stdio_server` fed by server/stdio/sdk_transport.py, `plain`); and
+the line splitter in-process."""
 
 from __future__ import annotations
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import io
 import logging
+import subprocess
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from mcp import Client
 
 from tests.plugin_files import plugin_source, serving
 from toolsets.extensions.plugins.sandboxed import STDERR_CAP, WORKER_INFRA, WORKER_MODULES, worker_zip
-from toolsets.infra.sandbox import PluginWorkerSandbox, SandboxConfig, SandboxUnavailable
+from toolsets.infra.sandbox import PluginWorkerSandbox, SandboxConfig, SandboxUnavailable, plugin_worker
 from toolsets.infra.sandbox.bwrap import covering
 from toolsets.infra.sandbox.plugin_worker import SANDBOX_UID
 
@@ -76,8 +79,30 @@ def test_without_bubblewrap_the_start_check_names_the_fix() -> None:
         sandbox.probe()
 
 
-def test_the_start_check_passes_here() -> None:
-    PluginWorkerSandbox().probe()  # CI installs bubblewrap; a failure here says why the sandbox cannot run
+def test_the_start_check_passes_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI installs bubblewrap: the check starts one real sandbox (bwrap, its options through a pipe: those of
+    `test_the_options_drop_everything_and_keep_the_network_out`) and Python in it exits 0; a failure here says why
+    the sandbox cannot run."""
+    started: list[tuple[list[str], int]] = []
+
+    def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:
+        done = subprocess.run(argv, **options)  # the probe passes check=False itself
+        started.append((argv, done.returncode))
+        return done
+
+    monkeypatch.setattr(plugin_worker, "subprocess", SimpleNamespace(run=run, TimeoutExpired=subprocess.TimeoutExpired))
+    PluginWorkerSandbox().probe()
+    [(argv, returncode)] = started
+    assert returncode == 0
+    bwrap = next(word for word in argv if Path(word).name == "bwrap")
+    assert argv[argv.index(bwrap) + 1 :][:1] == ["--args"], argv  # the sandbox's options come through the pipe
+    assert argv[-2:] == ["-c", "import sys; sys.exit(0)"], argv
+
+
+def test_the_start_check_refuses_a_sandbox_that_does_not_start() -> None:
+    """The check is a real start: a bwrap that exits non-zero (here `false`) fails it, naming the fix."""
+    with pytest.raises(SandboxUnavailable, match="could not be created here"):
+        PluginWorkerSandbox(SandboxConfig(bwrap="false")).probe()
 
 
 FLOOD = """

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 TICK = 5.0
 TOTAL_SECONDS = 60.0
 KILL_AFTER = 30.0
-STAMP = re.compile(r"\) of (\S+) done: ")
+STAMP = re.compile(r"^Ran the scheduled task '[^']*' \((.+?)\): ")  # (its planned moment, to the second)
 
 
 async def _call(base: str, bearer: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

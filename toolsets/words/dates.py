@@ -20,13 +20,16 @@ def local(moment: dt.datetime | str, zone: str) -> dt.datetime:
 
 
 def short_moment(moment: dt.datetime | str, zone: str, locale: str | None) -> str:
-    """Day and hour, as short as the locale words them: "Mar 10, 7 PM", "3월 10일 오후 7시" (minutes when not :00)."""
+    """Day and hour, as short as the locale words them: "Mar 10, 7 PM", "3월 10일 오후 7시" (minutes when not :00,
+    seconds when not :00: a schedule's runs a few seconds apart are told apart)."""
     from babel import Locale
     from babel.dates import format_skeleton
 
     when = local(moment, zone)
     where = Locale.parse(babel_locale(locale))
     day = format_skeleton("MMMd", when, locale=where)
-    hour = format_skeleton("h" if when.minute == 0 else "hm", when, locale=where)
+    hour = format_skeleton(
+        "h" if when.minute == when.second == 0 else "hm" if when.second == 0 else "hms", when, locale=where
+    )
     pattern = str(where.datetime_formats["medium"])  # how this locale joins a date and a time: "{1}, {0}"
     return pattern.replace("{1}", day).replace("{0}", hour)

@@ -107,9 +107,10 @@ def test_an_oversized_line_is_refused_while_memory_stays_bounded(tmp_path: Path)
     args = ("--data-dir", str(tmp_path / "data"), "--max-line-bytes", str(limit))
     with stdio_server_process(*args, env=strict_env()) as proc:
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(encode(INIT, INITIALIZED))
+        proc.stdin.write(encode(INIT, INITIALIZED, call(2)))  # a first call builds the tools: not the line's cost
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["id"] == "init"
+        assert json.loads(proc.stdout.readline())["id"] == 2
         before = _peak_rss_kib(proc.pid)
         chunk = b"x" * (1024 * 1024)
         proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"')

@@ -235,9 +235,9 @@ class Deployment:
     def tasks(self) -> TaskEngine:
         """MCP tasks (server/tasks/): kept in Redis when configured, so any replica reads and finishes them and they
         outlive a restart; in memory otherwise."""
-        from bridge.task_store import InMemoryTaskStore, TaskStore
-        from bridge.task_store_redis import RedisTaskStore
         from server.tasks.engine import TaskEngine
+        from toolsets.infra.store.tasks import InMemoryTaskStore, TaskStore
+        from toolsets.infra.store.tasks.redis import RedisTaskStore
 
         settings = self.settings
         store: TaskStore

@@ -12,8 +12,8 @@ from typing import Any
 
 from mcp.server.apps import EXTENSION_ID as APPS_EXTENSION
 
-from bridge.task_store import ClientFlags
 from server.tasks.wire import EXTENSION as TASKS_EXTENSION
+from toolsets.infra.store.tasks import ClientFlags
 from toolsets.views.app_views import APP_MIME_TYPE
 
 

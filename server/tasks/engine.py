@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from bridge.task_store import ClientFlags, TaskLimitError, TaskRecord, TaskStore, TaskSummary, now_ms
 from toolsets.admission.kinds import RequestKind
 from toolsets.core.context import Caller, RequestInfo
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolResult
 from toolsets.core.errors import CallCancelled, ErrorCode
+from toolsets.infra.store.tasks import ClientFlags, TaskLimitError, TaskRecord, TaskStore, TaskSummary, now_ms
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

@@ -15,7 +15,8 @@ tool that runs only as a task: -32021 with the extension in `requiredCapabilitie
 
 A task keeps the arguments as the tool's input model validated them, unknown keys dropped (arguments the tool refuses
 get the call's own validation refusal, and no task); a task too large to keep (64 KiB) is -32602, one past the
-caller's bounds (unfinished tasks, 16 MiB of records) -32600, each saying so and nothing kept (bridge/task_store.py).
+caller's bounds (unfinished tasks, 16 MiB of records) -32600, each saying so and nothing kept
+(toolsets/infra/store/tasks/).
 
 A task is its maker's: another caller's id, an unknown one and an expired one are all -32602. On 2026-07-28 a
 `tasks/*` request from a client that did not declare the extension is -32021, and its `Mcp-Name` header, when sent,
@@ -36,7 +37,6 @@ from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND
 from pydantic import BaseModel, Field
 
 from bridge.pending import CALL_TTL_SECONDS
-from bridge.task_store import TaskRefused, TaskTooLargeError
 from server.call_ports import TaskStartNow
 from server.call_route import as_task, untasked
 from server.protocol_era import is_modern
@@ -53,12 +53,13 @@ from server.tasks.wire import (
     task_fields,
 )
 from toolsets.admission.kinds import RequestKind
+from toolsets.infra.store.tasks import TaskRefused, TaskTooLargeError
 
 if TYPE_CHECKING:
-    from bridge.task_store import TaskRecord
     from server.mcp_server import TruloopMCP
     from server.tasks.engine import TaskEngine
     from toolsets.core.tool import Tool
+    from toolsets.infra.store.tasks import TaskRecord
 
 logger = logging.getLogger("truloop.tasks")
 

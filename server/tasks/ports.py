@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from bridge.jsonrpc import RpcResponse
     from bridge.pending import PendingCall
     from bridge.service import DeviceBridge, Progress
-    from bridge.task_store import TaskRecord
     from toolsets.core.context import DeferredCall
+    from toolsets.infra.store.tasks import TaskRecord
 
 
 @dataclass(frozen=True, slots=True)

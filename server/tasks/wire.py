@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from bridge.task_store import TaskRecord, TaskSummary
 from server.wire_forms import HANDSHAKE_CAPABILITIES
+from toolsets.infra.store.tasks import TaskRecord, TaskSummary
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"

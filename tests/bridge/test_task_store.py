@@ -10,7 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.task_store import (
+from toolsets.infra.redis_client import redis_of
+from toolsets.infra.store.tasks import (
     MAX_RECORD_BYTES,
     InMemoryTaskStore,
     TaskBudgetError,
@@ -19,8 +20,7 @@ from bridge.task_store import (
     TaskSummary,
     TaskTooLargeError,
 )
-from bridge.task_store_redis import RedisTaskStore
-from toolsets.infra.redis_client import redis_of
+from toolsets.infra.store.tasks.redis import RedisTaskStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 

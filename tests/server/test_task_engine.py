@@ -9,12 +9,12 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.task_store import ClientFlags, TaskRecord
 from server.composition import Deployment
 from server.tasks.engine import TaskEngine, TaskStart
 from server.tasks.wire import created, detailed, outcome, task_fields
 from tests.support import settings
 from toolsets.core.context import Caller, RequestInfo
+from toolsets.infra.store.tasks import ClientFlags, TaskRecord
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 

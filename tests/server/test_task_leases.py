@@ -13,13 +13,13 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from bridge.task_store import ClientFlags, TaskRecord, now_ms
-from bridge.task_store_redis import RedisTaskStore
 from server.composition import Deployment
 from server.tasks.engine import TaskEngine, TaskStart
 from tests.support import eventually, settings
 from toolsets.core.context import Caller, RequestInfo
 from toolsets.core.envelope import ToolOk
+from toolsets.infra.store.tasks import ClientFlags, TaskRecord, now_ms
+from toolsets.infra.store.tasks.redis import RedisTaskStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(40)]
 

@@ -1,8 +1,9 @@
-"""MCP tasks' state: one record per task, visible only to the caller who made it, kept until its TTL runs out.
+"""The tasks' contract: one record per MCP task, visible only to the caller who made it, kept until its TTL runs out,
+its summary, the bounds, the refusals, and the store's operations (memory.py: one process's; redis.py: every
+replica's).
 
-`InMemoryTaskStore` serves one process (stdio); `RedisTaskStore` (bridge/task_store_redis.py) lets every replica read
-and finish a task another replica made, and keeps it across restarts. A terminal status (completed, failed,
-cancelled) is final: a change of a finished task is refused, so a late device answer cannot revive a cancelled task.
+A terminal status (completed, failed, cancelled) is final: a change of a finished task is refused, so a late device
+answer cannot revive a cancelled task.
 
 Bounds, so that what a caller sends cannot grow the server's memory (docs/security.md#tasks):
 
@@ -16,12 +17,11 @@ Bounds, so that what a caller sends cannot grow the server's memory (docs/securi
   the bytes are kept as running totals, so a refused create reads no record.
 
 `list` pages the ids first and reads each one's small `TaskSummary`, never the full records. A running task holds a
-lease on its record (`lease_owner`, `lease_expires_ms`): server/tasks/engine.py takes, renews and reads it.
+lease on its record (`lease_owner`, `lease_expires_ms`): the server's task engine takes, renews and reads it.
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Callable
@@ -192,155 +192,3 @@ class TaskStore(Protocol):
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def sized(record: TaskRecord) -> tuple[str, int]:
-    raw = record.model_dump_json()
-    return raw, len(raw.encode())
-
-
-def fitted(record: TaskRecord) -> tuple[TaskRecord, str, int]:
-    """The record as it may be kept, its JSON and size: one too large keeps its request but fails without what the
-    call or the device produced (raises `TaskTooLargeError` when even that is too large)."""
-    raw, size = sized(record)
-    if size <= MAX_RECORD_BYTES:
-        return record, raw, size
-    return _without_outcome(record, size)
-
-
-def _without_outcome(record: TaskRecord, size: int) -> tuple[TaskRecord, str, int]:
-    if record.result is None and record.device_answer is None and record.input_requests is None:
-        raise TaskTooLargeError(size)
-    failed = record.model_copy(
-        update={
-            "result": None,
-            "device_answer": None,
-            "input_requests": None,
-            "status": "failed",
-            "status_message": TOO_LARGE,
-            "error": {"code": -32603, "message": TOO_LARGE},
-            "lease_owner": None,
-            "lease_expires_ms": None,
-        }
-    )
-    raw, smaller = sized(failed)
-    if smaller > MAX_RECORD_BYTES:
-        raise TaskTooLargeError(smaller)
-    return failed, raw, smaller
-
-
-def over_budget(record: TaskRecord, size: int) -> tuple[TaskRecord, str, int]:
-    """A change that would pass the user's bytes: its outcome dropped and the task failed, or `TaskBudgetError`."""
-    if record.result is None and record.device_answer is None and record.input_requests is None:
-        raise TaskBudgetError()
-    return _without_outcome(record, size)
-
-
-class InMemoryTaskStore:
-    """One process's tasks: the same bounds as Redis, each user's ids in creation order (the list pages those)."""
-
-    def __init__(self, *, max_unfinished: int = MAX_TASKS_PER_USER, max_user_bytes: int = MAX_USER_BYTES) -> None:
-        self._max_unfinished = max_unfinished
-        self._max_bytes = max_user_bytes
-        self._tasks: dict[str, tuple[TaskRecord, int]] = {}  # id -> (record, its JSON's size)
-        self._owned: dict[str, dict[str, None]] = {}  # owner -> their ids, oldest first
-
-    def _live(self, owner: str, task_id: str) -> TaskRecord | None:
-        held = self._tasks.get(task_id)
-        if held is None or held[0].expired(now_ms()):
-            self._drop(task_id)
-            return None
-        return held[0] if held[0].owner == owner else None
-
-    def _drop(self, task_id: str) -> None:
-        held = self._tasks.pop(task_id, None)
-        if held is not None:
-            ids = self._owned.get(held[0].owner, {})
-            ids.pop(task_id, None)
-            if not ids:
-                self._owned.pop(held[0].owner, None)
-
-    def _totals(self, owner: str) -> tuple[int, int]:
-        """(unfinished tasks, bytes) of `owner`'s live records."""
-        unfinished = size = 0
-        for record, held in (self._tasks[task_id] for task_id in self._owned.get(owner, {})):
-            unfinished += not record.terminal
-            size += held
-        return unfinished, size
-
-    async def create(self, record: TaskRecord) -> TaskRecord:
-        now = now_ms()
-        for task_id in [k for k, (v, _) in self._tasks.items() if v.expired(now)]:
-            self._drop(task_id)
-        size = sized(record)[1]
-        if size > MAX_RECORD_BYTES:
-            raise TaskTooLargeError(size)
-        unfinished, held = self._totals(record.owner)
-        if unfinished >= self._max_unfinished:
-            raise TaskLimitError(record.owner)
-        if held + size > self._max_bytes:
-            raise TaskBudgetError()
-        self._tasks[record.task_id] = (record, size)
-        self._owned.setdefault(record.owner, {})[record.task_id] = None
-        return record
-
-    async def get(self, owner: str, task_id: str) -> TaskRecord | None:
-        return self._live(owner, task_id)
-
-    async def change(self, owner: str, task_id: str, change: Change) -> TaskRecord | None:
-        record = self._live(owner, task_id)
-        if record is None:
-            return None
-        if record.terminal:
-            return record
-        changed = change(record)
-        if changed is None:
-            return record
-        changed, _, size = fitted(changed.model_copy(update={"updated_ms": now_ms()}))
-        before = self._tasks[task_id][1]
-        if size > before and self._totals(owner)[1] - before + size > self._max_bytes:
-            changed, _, size = over_budget(changed, size)
-        self._tasks[task_id] = (changed, size)
-        return changed
-
-    async def list(self, owner: str, cursor: str | None, limit: int) -> tuple[list[TaskSummary], str | None]:
-        start = cursor_start(cursor)
-        ids = list(self._owned.get(owner, {}))
-        page = []
-        for task_id in ids[start : start + limit]:
-            record = self._live(owner, task_id)
-            if record is not None:
-                page.append(record.summary(self._tasks[task_id][1]))
-        return page, next_cursor(start, limit, len(ids))
-
-
-def cursor_start(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        start = json.loads(cursor)
-    except ValueError:
-        start = None
-    if not isinstance(start, int) or isinstance(start, bool) or start < 0:
-        raise ValueError("Invalid cursor; start again without one.")
-    return start
-
-
-def next_cursor(start: int, limit: int, total: int) -> str | None:
-    return json.dumps(start + limit) if start + limit < total else None
-
-
-__all__ = [
-    "MAX_RECORD_BYTES",
-    "MAX_TASKS_PER_USER",
-    "MAX_USER_BYTES",
-    "ClientFlags",
-    "InMemoryTaskStore",
-    "TaskBudgetError",
-    "TaskLimitError",
-    "TaskRecord",
-    "TaskRefused",
-    "TaskStore",
-    "TaskSummary",
-    "TaskTooLargeError",
-]

@@ -1,4 +1,4 @@
-"""MCP tasks' records in Redis (bridge/task_store.py has the record, the bounds and the in-memory store).
+"""MCP tasks' records in Redis (contract.py has the record and the bounds; memory.py one process's store).
 
 Keys (under a prefix, `truloop:` by default), each user's kept together and expiring with their last task:
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge.task_store import (
+from toolsets.infra.store.tasks.contract import (
     MAX_RECORD_BYTES,
     MAX_TASKS_PER_USER,
     MAX_USER_BYTES,
@@ -27,13 +27,9 @@ from bridge.task_store import (
     TaskRecord,
     TaskSummary,
     TaskTooLargeError,
-    cursor_start,
-    fitted,
-    next_cursor,
     now_ms,
-    over_budget,
-    sized,
 )
+from toolsets.infra.store.tasks.shared import cursor_start, fitted, next_cursor, over_budget, sized
 
 _EXPIRED = """
 local function prune(summaries, totals, index, expiry, now)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import anyio
 
 from server.settings import Settings
+from server.speed.list_cache import ToolListCache
 from toolsets.core.context import Caller
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ class Deployment:
         self.metered = metered  # its calls are counted and timed for /metrics (the HTTP server's deployment)
         self._redis: Any = None
         self._door: Once[FrontDoor] = Once(self._assemble)
+        self.tool_lists = ToolListCache(keep=settings.fast_paths)  # every path's `tools/list` answers, kept once
         self._closing: contextlib.AsyncExitStack | None = None  # while open by `async with`
         self._owns_bridge = bridge is None
         self._owns_services = services is None
@@ -494,6 +496,7 @@ class Deployment:
             stdio=settings.transport == "stdio",
             log_level=settings.log_level,
             fast_paths=settings.fast_paths,  # server/speed/: installed by the server when on
+            tool_lists=self.tool_lists,
             page_size=settings.page_size,
             known_secrets=known_secrets(settings),
             **kwargs,

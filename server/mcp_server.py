@@ -42,7 +42,7 @@ from server.request_info import mcp_request_info
 from server.resource_bus import ScopedBus
 from server.resources import ResourceFront
 from server.sdk_compat import CallerToolSchemas, connection_of, lowlevel_of, subscriptions_of
-from server.tool_lists import ToolLists
+from server.speed.list_cache import ToolListCache
 from server.wire_errors import WireErrors
 from server.wire_forms import INSTRUCTIONS, SERVER_NAME
 from toolsets.core.context import RequestInfo, ToolContext
@@ -94,6 +94,7 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
         page_size: int = DEFAULT_PAGE_SIZE,
         known_secrets: Iterable[str] = (),
         stdio_session: StdioSession | None = None,
+        tool_lists: ToolListCache | None = None,
         **kwargs: Any,
     ) -> None:
         from server import __version__
@@ -103,10 +104,12 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
         # the whole server middleware (inside the SDK's own) and its extensions, given at construction
         middleware: list[Any] = [WireErrors()]  # outside the lean path: every request answers the same errors
         self.lean: LeanPath | None = None
+        # the one `tools/list` cache (the deployment's, shared with every path), kept only with the speed paths
+        self.tool_lists = tool_lists if tool_lists is not None else ToolListCache(keep=fast_paths)
         if fast_paths:
             from server.speed.lean_path import LeanPath
 
-            self.lean = LeanPath(self)
+            self.lean = LeanPath(self, self.tool_lists)
             middleware.append(self.lean)
         extensions: list[Extension] = [self.apps.extension]
         tasks = deployment.tasks
@@ -139,8 +142,6 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
         # session's plain messages (server/stdio/lean_front.py), which tells it what happens outside its requests
         self.stdio_session = stdio_session
         self._process_session = stdio_session.id if stdio_session is not None else "stdio-" + secrets.token_hex(8)
-        # the published forms of the tools (kept per tool and per list, with the speed paths)
-        self.tool_lists = ToolLists() if self.lean is None else self.lean.lists
         # handshake-era connections, told `notifications/tools/list_changed` when plugins change
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self._sessions = SessionConversations()  # handshake-era conversations, one per connection

@@ -4,7 +4,7 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
 `TRULOOP_FAST_PATHS=0` serves the plain SDK paths):
 
 - `lean_path`: handshake-era `tools/call` and every `tools/list` answered by a server middleware, with the
-  SDK's answers (`list_cache` keeps the `tools/list` results per list);
+  SDK's answers (`list_cache` is the one `tools/list` cache of every path);
 - the stdio lean front (`server.stdio.lean_front`, on `server.stdio.pipes`): stdin and stdout as asyncio
   transports instead of the SDK's `stdio_server` (worker threads, memory streams);
 - `sse_sender`: the SSE headers and keep-alive comment `lean_http` answers with, as sse-starlette sends them;

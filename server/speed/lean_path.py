@@ -17,7 +17,8 @@ are plain, and hands everything else to the SDK unchanged:
 - `tools/list` in either era, once its params passed the SDK's own check: the SDK's answer for a given
   page of tools is kept and given again while the caller's page is the same (`LeanPath.tools_list`); on a miss
   the SDK's handler (`LeanPath.tools_list_handler`) answers from the page worked out here (`server.pagination`;
-  a bogus cursor is refused here, as the SDK's path refuses it).
+  a bogus cursor is refused here, as the SDK's path refuses it). The answers are kept in the server's one
+  `tools/list` cache (`server.speed.list_cache.ToolListCache`), given at construction.
 
 Either way only on a connection whose handshake the SDK accepted, so the pre-`initialize` refusal stays
 the SDK's. Over streamable HTTP the same path also runs behind `server.speed.lean_http`, which learns each
@@ -37,21 +38,19 @@ from mcp_types.methods import validate_client_request
 from server.call_route import plain_call
 from server.protocol_era import is_modern
 from server.sdk_compat import connection_of
-from server.speed.list_cache import CachedToolLists
-from server.speed.per_list import PerToolList
 
 if TYPE_CHECKING:
     from server.mcp_server import TruloopMCP
+    from server.speed.list_cache import ToolListCache
     from toolsets.core.tool import Tool
 
 
 class LeanPath:
     """A `ServerMiddleware`: the innermost of `Server.middleware` (after the SDK's OpenTelemetry one, if any)."""
 
-    def __init__(self, server: TruloopMCP) -> None:
+    def __init__(self, server: TruloopMCP, lists: ToolListCache) -> None:
         self._server = server
-        self.lists = CachedToolLists()  # the server's `tool_lists`: each tool's form and each page's wire result
-        self._answers = PerToolList()  # the SDK's whole `tools/list` answer, per list and protocol version
+        self._lists = lists  # the one `tools/list` cache (its `sdk` form: the SDK's whole answer, per protocol version)
         # `tools/list` requests on their way through the SDK: the page worked out here (and its next cursor)
         self._handed: dict[int, tuple[list[Tool], str | None]] = {}
         # told of every `initialize` request (its context), before the SDK answers it (server/speed/lean_http.py)
@@ -88,8 +87,8 @@ class LeanPath:
         """`tools/list`: the SDK's answer for this page of tools, made once per page and protocol version."""
         server = self._server
         page, next_cursor = server.pager.page(await server.visible_tools(request), request.params, "tools")
-        key = (request.protocol_version, next_cursor, server.apps.negotiated(request))
-        answer = self._answers.get(page, key)
+        era, apps = request.protocol_version, server.apps.negotiated(request)
+        answer = self._lists.get("sdk", page, era=era, cursor=next_cursor, apps=apps)
         if answer is None:
             self._handed[id(request)] = (page, next_cursor)
             try:
@@ -98,7 +97,7 @@ class LeanPath:
                 del self._handed[id(request)]
             if not isinstance(made, dict):
                 return made  # type: ignore[return-value]  # a middleware's own answer passes through as it is
-            self._answers.put(page, made, key)
+            self._lists.put("sdk", page, made, era=era, cursor=next_cursor, apps=apps)
             answer = made
         return dict(answer)
 

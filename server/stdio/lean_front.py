@@ -41,7 +41,6 @@ from server.call_route import lean_may_take, plain_call, route_call
 from server.log_events import outcome_event
 from server.pagination import Pager
 from server.request_info import mcp_request_info
-from server.speed.per_list import PerToolList
 from server.stdio.line_check import LineChecker
 from server.stdio.pipes import Inbox, Outbox, open_stdio
 from server.stdio.session import StdioSession
@@ -50,12 +49,11 @@ from server.wire_forms import (
     call_result,
     initialize_result,
     negotiated_version,
-    tool_form,
-    tools_list_result,
 )
 
 if TYPE_CHECKING:
     from server.composition import Deployment
+    from server.speed.list_cache import ToolListCache
     from server.speed.sdk_link import SdkLink
     from toolsets.core.context import Caller
     from toolsets.extensions.plugins.changes import PluginChange
@@ -69,7 +67,7 @@ _INITIALIZE_KEYS = frozenset({"protocolVersion", "capabilities", "clientInfo", "
 
 
 class StdioFront:
-    def __init__(self, deployment: Deployment, inbox: Inbox, outbox: Outbox, limit: int) -> None:
+    def __init__(self, deployment: Deployment, inbox: Inbox, outbox: Outbox, limit: int, lists: ToolListCache) -> None:
         from server import __version__
 
         self.deployment = deployment
@@ -86,7 +84,7 @@ class StdioFront:
         self._apps = False  # the client declared MCP Apps
         self._initialized = False
         self._calls: dict[Any, asyncio.Task[None]] = {}
-        self._lists = PerToolList()
+        self._lists = lists  # the deployment's one `tools/list` cache, shared with the SDK's server behind this front
         self._pager = Pager(self.settings.page_size)
         self._masker: Masker | None = None
         self._sdk: SdkLink | None = None
@@ -238,11 +236,7 @@ class StdioFront:
         self.session.saw_tools()
         door = self._door()
         page, next_cursor = self._pager.page(await door.visible(self._context(), fixed_list=False), {}, "tools")
-        answer = self._lists.get(page, next_cursor)
-        if answer is None:
-            answer = tools_list_result([tool_form(tool) for tool in page], next_cursor)
-            self._lists.put(page, answer, next_cursor)
-        return dict(answer)
+        return dict(self._lists.lean(page, next_cursor))
 
     async def _tools_call(self, data: dict[str, Any]) -> None:
         params = data.get("params")
@@ -390,4 +384,4 @@ def _plain_capability(value: Any) -> bool:
 async def stdio_front(deployment: Deployment, limit: int) -> AsyncIterator[StdioFront]:
     """This process's stdin/stdout served by a `StdioFront`, while the context lasts."""
     async with open_stdio(limit, 0, 1) as (inbox, outbox):
-        yield StdioFront(deployment, inbox, outbox, limit)
+        yield StdioFront(deployment, inbox, outbox, limit, deployment.tool_lists)

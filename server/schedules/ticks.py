@@ -15,17 +15,16 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from server.call_route import route_call
+from server.runs.stored_run import StoredRun, stored_caller
 from toolsets.admission.kinds import RequestKind
 from toolsets.assistant.schedule_tools import schedule_uri, tool_ref
 from toolsets.assistant.schedule_words import RunOutcome, paused_told, run_told
 from toolsets.core.context import Caller, ConfirmPolicy, RequestInfo
 from toolsets.core.conversation import ConversationState, MemoryConversation
-from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, text_and_structured
+from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolOk, ToolResult, text_and_structured
 from toolsets.infra.store.schedules import Schedule, ScheduleRun
 from toolsets.scheduling.when import WhenError, stored_next_tick
 
@@ -51,6 +50,7 @@ class TickRunner:
         self._door = door
         self._deferred = deferred  # a resolver for deferred tools (the device bridge), or None
         self.replica = replica
+        self._runs = StoredRun(door, TickRun(self))  # a tick's call and its settling (server/runs/stored_run.py)
 
     async def tick(self, schedule_id: str, planned_at: str) -> str | None:
         """Run the tick planned at `planned_at` (once, whichever replica gets it); the next tick, None for none."""
@@ -70,7 +70,7 @@ class TickRunner:
         now = dt.datetime.now(dt.UTC)
         run = ScheduleRun(schedule_id=schedule.id, planned_at=planned_at, started_at=_iso(now), replica=self.replica)
         if await store.claim(run):
-            await self._run(schedule, run, upcoming)
+            await self._runs.run(Tick(schedule, run, upcoming))
         following = _iso(upcoming) if upcoming is not None else None
         await store.planned(schedule.id, following)
         if following is None:
@@ -94,47 +94,6 @@ class TickRunner:
             return f"{schedule.tool} is destructive and its owner's yes to every run is not on record; schedule it anew"
         return None
 
-    async def _run(self, schedule: Schedule, run: ScheduleRun, upcoming: dt.datetime | None) -> None:
-        door = self._door()
-        caller = Caller(
-            schedule.owner_id, role=schedule.owner_role, timezone=schedule.timezone,  # type: ignore[arg-type]
-            claims={"sub": schedule.owner_id, "groups": schedule.owner_groups}, locale=schedule.locale,
-        )  # fmt: skip
-        info = RequestInfo(request_id=f"{schedule.id}@{run.planned_at}", transport="scheduled")
-        policy = ConfirmPolicy.OFF if _said_yes(schedule) else ConfirmPolicy.STRICT
-        ctx = door.context_for(
-            caller, schedule.profile, request=info, confirm_policy=policy, deferred=self._deferred(),
-            host_approves=False, unasked=UNASKED, conversation=MemoryConversation(ConversationState()),
-        )  # fmt: skip
-        attempt = 0
-        while True:
-            attempt += 1
-            outcome = await route_call(
-                door, ctx, schedule.tool, schedule.arguments, client=False, kind=RequestKind.SCHEDULED
-            )
-            retry = isinstance(outcome, ToolErr) and outcome.retry_later and attempt < MAX_ATTEMPTS
-            deadline = upcoming is None or dt.datetime.now(dt.UTC) + dt.timedelta(seconds=RETRY_SECONDS) < upcoming
-            if not (retry and deadline):
-                break
-            await anyio.sleep(RETRY_SECONDS)
-        code: str | None
-        data: dict[str, Any] | None = None
-        if isinstance(outcome, ToolInputRequired):  # nobody to answer: it cannot finish on a schedule
-            text, code, status = "it asked for input, and nobody can answer a scheduled run", "input_required", "error"
-        else:
-            text, structured = text_and_structured(outcome)
-            ok = isinstance(outcome, ToolOk)
-            code, status = (None if ok else str(structured.get("code"))), ("ok" if ok else "error")
-            data = structured if ok else None
-        finished = run.model_copy(
-            update={"finished_at": _iso(dt.datetime.now(dt.UTC)), "status": status, "code": code,
-                    "summary": _short(text), "attempts": attempt}
-        )  # fmt: skip
-        await self.services.schedules.finish(finished)
-        told = run_told(schedule.tool, run.planned_at, schedule.timezone, RunOutcome(status == "ok", text, data),
-                        schedule.locale)  # fmt: skip
-        await self._tell(schedule, told, f"{schedule.tool} ({schedule.id}) {status}: {_short(text, 600)}")
-
     async def pause(self, schedule: Schedule, reason: str) -> None:
         await self.services.schedules.set_status(schedule.id, "paused", reason)
         logger.info("schedule %s paused: %s", schedule.id, reason)
@@ -154,6 +113,70 @@ class TickRunner:
             logger.warning("schedule %s: its result did not reach the inbox", schedule.id, exc_info=True)
         if services.resource_changes is not None:
             await services.resource_changes.schedule_changed(schedule.owner_id, schedule_uri(schedule.id))
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """A tick as a stored run's record: the schedule, its run claimed for the planned instant, and the next tick."""
+
+    schedule: Schedule
+    run: ScheduleRun
+    upcoming: dt.datetime | None
+
+
+class TickRun:
+    """A tick as a stored run (`server.runs.stored_run.RunStrategy`): the owner rebuilt from the schedule, nobody to
+    ask (a destructive tool only with the owner's recorded yes), tried again while its error says it may succeed
+    later (`MAX_ATTEMPTS`, never past the next tick), and its outcome recorded on the run and told to the owner."""
+
+    __slots__ = ("_ticks",)
+    kind = RequestKind.SCHEDULED
+
+    def __init__(self, ticks: TickRunner) -> None:
+        self._ticks = ticks
+
+    def call_of(self, tick: Tick) -> tuple[str, dict[str, Any]]:
+        return tick.schedule.tool, tick.schedule.arguments
+
+    def caller(self, tick: Tick) -> Caller:
+        schedule = tick.schedule
+        claims = {"sub": schedule.owner_id, "groups": schedule.owner_groups}
+        return stored_caller(schedule.owner_id, schedule.owner_role, schedule.timezone, schedule.locale, claims)
+
+    def context(self, door: FrontDoor, tick: Tick, caller: Caller, request: RequestInfo | None) -> Any:
+        schedule = tick.schedule
+        info = RequestInfo(request_id=f"{schedule.id}@{tick.run.planned_at}", transport="scheduled")
+        policy = ConfirmPolicy.OFF if _said_yes(schedule) else ConfirmPolicy.STRICT
+        return door.context_for(
+            caller, schedule.profile, request=info, confirm_policy=policy, deferred=self._ticks._deferred(),
+            host_approves=False, unasked=UNASKED, conversation=MemoryConversation(ConversationState()),
+        )  # fmt: skip
+
+    def retry_after(self, tick: Tick, outcome: ToolResult, attempt: int) -> float | None:
+        retry = isinstance(outcome, ToolErr) and outcome.retry_later and attempt < MAX_ATTEMPTS
+        upcoming = tick.upcoming
+        deadline = upcoming is None or dt.datetime.now(dt.UTC) + dt.timedelta(seconds=RETRY_SECONDS) < upcoming
+        return RETRY_SECONDS if retry and deadline else None
+
+    async def settle(self, tick: Tick, outcome: ToolResult, attempts: int) -> None:
+        schedule, run = tick.schedule, tick.run
+        code: str | None
+        data: dict[str, Any] | None = None
+        if isinstance(outcome, ToolInputRequired):  # nobody to answer: it cannot finish on a schedule
+            text, code, status = "it asked for input, and nobody can answer a scheduled run", "input_required", "error"
+        else:
+            text, structured = text_and_structured(outcome)
+            ok = isinstance(outcome, ToolOk)
+            code, status = (None if ok else str(structured.get("code"))), ("ok" if ok else "error")
+            data = structured if ok else None
+        finished = run.model_copy(
+            update={"finished_at": _iso(dt.datetime.now(dt.UTC)), "status": status, "code": code,
+                    "summary": _short(text), "attempts": attempts}
+        )  # fmt: skip
+        await self._ticks.services.schedules.finish(finished)
+        told = run_told(schedule.tool, run.planned_at, schedule.timezone, RunOutcome(status == "ok", text, data),
+                        schedule.locale)  # fmt: skip
+        await self._ticks._tell(schedule, told, f"{schedule.tool} ({schedule.id}) {status}: {_short(text, 600)}")
 
 
 def _said_yes(schedule: Schedule) -> bool:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from server.runs.stored_run import StoredRun, stored_caller
 from toolsets.admission.kinds import RequestKind
 from toolsets.core.context import Caller, RequestInfo
 from toolsets.core.envelope import ToolErr, ToolInputRequired, ToolResult
@@ -103,6 +104,7 @@ class TaskEngine:
         self._locks: dict[str, anyio.Lock] = {}  # one run of a task at a time on this replica
         self._live: dict[str, Live] = {}
         self._changed: dict[str, anyio.Event] = {}  # set when a task changes here (tasks/result waits on it)
+        self._runs = StoredRun(door, TaskRun(self))  # a run's call and its settling (server/runs/stored_run.py)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -291,7 +293,7 @@ class TaskEngine:
                     try:
                         async with anyio.create_task_group() as renewing:
                             renewing.start_soon(self._renew, owner, task_id, token, scope)
-                            outcome = await self._call(record, request)
+                            outcome, attempts = await self._runs.call(record, request)
                             renewing.cancel_scope.cancel()
                     except anyio.get_cancelled_exc_class():
                         if self._closing:
@@ -300,7 +302,7 @@ class TaskEngine:
                         raise
                     finally:
                         self._scopes.pop(task_id, None)
-                    after = await self._apply(owner, task_id, settled(outcome), lease=token)
+                    after = await self._runs.settle(record, outcome, attempts)
                     if after is not None and _answered_unrun(after) and self._tg is not None:
                         self._tg.start_soon(self._run_logged, owner, task_id, None)  # (answered while it parked)
         finally:
@@ -338,48 +340,6 @@ class TaskEngine:
                 run.cancel()
                 return
             held_until = anyio.current_time() + self._lease_ms / 1000
-
-    async def _call(self, record: TaskRecord, request: RequestInfo | None) -> ToolResult:
-        from server.tasks.ports import TaskPorts, TaskSession  # (the MCP SDK: not before a stdio server's first answer)
-
-        live = self._live.get(record.task_id)
-        session = None
-        if live is not None and live.connection is not None:
-
-            async def waiting(asking: bool) -> None:
-                await self._waiting(record, asking)
-
-            session = TaskSession(live.connection, record.task_id, waiting)
-        caller = Caller(
-            user_id=record.owner,
-            role=record.role,  # type: ignore[arg-type]
-            timezone=record.timezone,
-            claims=record.claims,
-            locale=record.locale,
-        )
-        ports = TaskPorts(
-            record,
-            self._bridge,
-            session=session,
-            device_sent=lambda call: self._device_sent(record, call),
-            timeout=self._timeout,
-            stdio=self._stdio,
-        )
-        door = self._door()
-        info = request or RequestInfo(request_id=record.task_id, transport="task", profile=record.profile)
-        ctx = door.context_for(
-            caller,
-            record.profile,
-            request=info,
-            conversation=live.conversation if live is not None else None,
-            confirmer=ports,
-            deferred=ports,
-            composer=ports,
-            client=ports,
-        )
-        from server.call_route import route_call
-
-        return await route_call(door, ctx, record.tool, record.arguments, client=False, kind=RequestKind.TASK_RUN)
 
     async def _device_sent(self, record: TaskRecord, call: PendingCall) -> None:
         def waiting(current: TaskRecord) -> TaskRecord:
@@ -439,6 +399,63 @@ class TaskEngine:
             self._live.pop(record.task_id, None)
         if live is not None and live.connection is not None and self._tg is not None:
             self._tg.start_soon(_notify_status, live.connection, record)
+
+
+class TaskRun:
+    """A task's run as a stored run (`server.runs.stored_run.RunStrategy`): its caller from the record, its ports to
+    the client (the session that made it, while open on 2025-11-25) and to the device (`server.tasks.ports`), one
+    attempt, and its outcome written on the record while the run holds the lease it claimed."""
+
+    __slots__ = ("_engine",)
+    kind = RequestKind.TASK_RUN
+
+    def __init__(self, engine: TaskEngine) -> None:
+        self._engine = engine
+
+    def call_of(self, record: TaskRecord) -> tuple[str, dict[str, Any]]:
+        return record.tool, record.arguments
+
+    def caller(self, record: TaskRecord) -> Caller:
+        return stored_caller(record.owner, record.role, record.timezone, record.locale, record.claims)
+
+    def context(self, door: FrontDoor, record: TaskRecord, caller: Caller, request: RequestInfo | None) -> Any:
+        from server.tasks.ports import TaskPorts, TaskSession  # (the MCP SDK: not before a stdio server's first answer)
+
+        engine = self._engine
+        live = engine._live.get(record.task_id)
+        session = None
+        if live is not None and live.connection is not None:
+
+            async def waiting(asking: bool) -> None:
+                await engine._waiting(record, asking)
+
+            session = TaskSession(live.connection, record.task_id, waiting)
+        ports = TaskPorts(
+            record,
+            engine._bridge,
+            session=session,
+            device_sent=lambda call: engine._device_sent(record, call),
+            timeout=engine._timeout,
+            stdio=engine._stdio,
+        )
+        info = request or RequestInfo(request_id=record.task_id, transport="task", profile=record.profile)
+        return door.context_for(
+            caller,
+            record.profile,
+            request=info,
+            conversation=live.conversation if live is not None else None,
+            confirmer=ports,
+            deferred=ports,
+            composer=ports,
+            client=ports,
+        )
+
+    def retry_after(self, record: TaskRecord, outcome: ToolResult, attempt: int) -> float | None:
+        return None  # (a task's client polls it and makes it again if it wants: one attempt per run)
+
+    async def settle(self, record: TaskRecord, outcome: ToolResult, attempts: int) -> TaskRecord | None:
+        """The outcome on the record, only while this run holds the lease it claimed (`record.lease_owner`)."""
+        return await self._engine._apply(record.owner, record.task_id, settled(outcome), lease=record.lease_owner)
 
 
 NOTIFY_SECONDS = 2.0  # a client that does not read its stream holds up no task

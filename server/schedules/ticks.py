@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from server.call_route import route_call
+from server.mcp.call_route import route_call
 from toolsets.admission.kinds import RequestKind
 from toolsets.assistant.schedule_tools import schedule_uri, tool_ref
 from toolsets.assistant.schedule_words import RunOutcome, paused_told, run_told

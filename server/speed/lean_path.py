@@ -9,14 +9,14 @@ are plain, and hands everything else to the SDK unchanged:
 
 - `tools/call` on a handshake-era connection (2025-06-18, 2025-11-25) whose params are exactly `name`,
   `arguments` and an optional `_meta` whose `progressToken`, if any, is a string or an integer
-  (`server.call_route.plain_call`, for a path that reports progress): checked once, run by `TruloopMCP._run` (what
-  its `call_tool` runs too, into `server.call_route.route_call`), answered as the wire dict
-  `server.wire_forms.call_result` builds (what the SDK's serializer would have made of the same outcome).
+  (`server.mcp.call_route.plain_call`, for a path that reports progress): checked once, run by `TruloopMCP._run` (what
+  its `call_tool` runs too, into `server.mcp.call_route.route_call`), answered as the wire dict
+  `server.mcp.wire_forms.call_result` builds (what the SDK's serializer would have made of the same outcome).
   2026-07-28 calls keep the SDK's path: their results carry the envelope fields (`resultType`, the `serverInfo`
   stamp) and may be `input_required`.
 - `tools/list` in either era, once its params passed the SDK's own check: the SDK's answer for a given
   page of tools is kept and given again while the caller's page is the same (`LeanPath.tools_list`); on a miss
-  the SDK's handler (`LeanPath.tools_list_handler`) answers from the page worked out here (`server.pagination`;
+  the SDK's handler (`LeanPath.tools_list_handler`) answers from the page worked out here (`server.mcp.pagination`;
   a bogus cursor is refused here, as the SDK's path refuses it).
 
 Either way only on a connection whose handshake the SDK accepted, so the pre-`initialize` refusal stays
@@ -34,14 +34,14 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp_types.methods import validate_client_request
 
-from server.call_route import plain_call
-from server.protocol_era import is_modern
+from server.mcp.call_route import plain_call
+from server.mcp.protocol_era import is_modern
 from server.sdk_compat import connection_of
 from server.speed.list_cache import CachedToolLists
 from server.speed.per_list import PerToolList
 
 if TYPE_CHECKING:
-    from server.mcp_server import TruloopMCP
+    from server.mcp.mcp_server import TruloopMCP
     from toolsets.core.tool import Tool
 
 
@@ -80,7 +80,7 @@ class LeanPath:
                 request, types.CallToolRequestParams.model_validate(request.params, by_name=False)
             )
 
-        from server.wire_forms import call_result
+        from server.mcp.wire_forms import call_result
 
         return call_result(await server._run(name, arguments, request, context))
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from server.mcp.tool_lists import ToolLists
 from server.speed.per_list import PerToolList
-from server.tool_lists import ToolLists
 
 if TYPE_CHECKING:
     import mcp.types as types

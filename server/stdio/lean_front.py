@@ -4,15 +4,15 @@ Importing the SDK's server is most of a plain server's start (docs/upstream-lazy
 path (a dispatcher task, memory streams, a context and two validations per request) is most of its per-call work.
 This front reads stdin itself (`server.stdio.pipes`, every line checked by `server.stdio.line_check`) and answers:
 
-- `initialize` (a plain handshake: `server.wire_forms.initialize_result`, what the SDK answers),
+- `initialize` (a plain handshake: `server.mcp.wire_forms.initialize_result`, what the SDK answers),
   `notifications/initialized` and `ping`;
 - `tools/list` without a cursor, from the front door's list for this session;
-- `tools/call` with plain params (`server.call_route.plain_call`: `name`, `arguments`, a `_meta` without a
+- `tools/call` with plain params (`server.mcp.call_route.plain_call`: `name`, `arguments`, a `_meta` without a
   progress token or the 2026-07-28 envelope) of a tool that needs nothing from the client while it runs
-  (`server.call_route.lean_may_take`: no device, no confirmation, no client model, not task-only), through the call
-  route (`server.call_route.route_call`) like every other front, each call on a task
+  (`server.mcp.call_route.lean_may_take`: no device, no confirmation, no client model, not task-only), through the call
+  route (`server.mcp.call_route.route_call`) like every other front, each call on a task
   of its own (`notifications/cancelled` cancels it, and it is never answered, as the SDK does), its outcome told
-  as `notifications/message` by the same rules (`server.log_events`);
+  as `notifications/message` by the same rules (`server.mcp.log_events`);
 - `notifications/cancelled` for those calls.
 
 Everything else (resources, prompts, completion, `logging/setLevel`, a tool that asks the client, a progress token,
@@ -37,15 +37,11 @@ import anyio
 import anyio.abc
 from pydantic_core import to_json
 
-from server.call_route import lean_may_take, plain_call, route_call
-from server.log_events import outcome_event
-from server.pagination import Pager
-from server.request_info import mcp_request_info
-from server.speed.per_list import PerToolList
-from server.stdio.line_check import LineChecker
-from server.stdio.pipes import Inbox, Outbox, open_stdio
-from server.stdio.session import StdioSession
-from server.wire_forms import (
+from server.mcp.call_route import lean_may_take, plain_call, route_call
+from server.mcp.log_events import outcome_event
+from server.mcp.pagination import Pager
+from server.mcp.request_info import mcp_request_info
+from server.mcp.wire_forms import (
     MODERN_META_PREFIX,
     call_result,
     initialize_result,
@@ -53,9 +49,13 @@ from server.wire_forms import (
     tool_form,
     tools_list_result,
 )
+from server.speed.per_list import PerToolList
+from server.stdio.line_check import LineChecker
+from server.stdio.pipes import Inbox, Outbox, open_stdio
+from server.stdio.session import StdioSession
 
 if TYPE_CHECKING:
-    from server.composition import Deployment
+    from server.runtime.composition import Deployment
     from server.speed.sdk_link import SdkLink
     from toolsets.core.context import Caller
     from toolsets.extensions.plugins.changes import PluginChange
@@ -287,7 +287,7 @@ class StdioFront:
 
     def _masking(self) -> Masker:
         if self._masker is None:
-            from server.audit_log import known_secrets
+            from server.runtime.audit_log import known_secrets
             from toolsets.pipeline.audit.masking import Masker
 
             self._masker = Masker(known_secrets(self.settings))

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bridge.task_store import TaskRecord, TaskSummary
-from server.wire_forms import HANDSHAKE_CAPABILITIES
+from server.mcp.wire_forms import HANDSHAKE_CAPABILITIES
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from bridge.task_store import ClientFlags, TaskRecord
-from server.composition import Deployment
+from server.runtime.composition import Deployment
 from server.tasks.engine import TaskEngine, TaskStart
 from server.tasks.wire import created, detailed, outcome, task_fields
 from tests.support import settings

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from bridge.task_store import ClientFlags, TaskRecord, now_ms
 from bridge.task_store_redis import RedisTaskStore
-from server.composition import Deployment
+from server.runtime.composition import Deployment
 from server.tasks.engine import TaskEngine, TaskStart
 from tests.support import eventually, settings
 from toolsets.core.context import Caller, RequestInfo

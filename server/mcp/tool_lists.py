@@ -1,0 +1,29 @@
+"""`tools/list` in MCP's terms: the caller's tools as `types.Tool`s and as the result's wire dict (one page of it:
+`server.mcp.pagination` cuts the caller's list into pages).
+
+`ToolLists` builds both from the tools each time; `server.speed.list_cache.CachedToolLists` keeps them
+per tool and per list.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+
+if TYPE_CHECKING:
+    from toolsets.core.tool import Tool
+
+
+class ToolLists:
+    def published(self, tools: list[Tool]) -> list[types.Tool]:
+        """The tools as MCP publishes them."""
+        from server.mcp.wire_forms import to_mcp_tool
+
+        return [to_mcp_tool(tool) for tool in tools]
+
+    def wire(self, tools: list[Tool], next_cursor: str | None = None) -> dict[str, Any]:
+        """The `tools/list` result (one page of it: `next_cursor` says where the next starts) in its wire form."""
+        return types.ListToolsResult(tools=self.published(tools), next_cursor=next_cursor).model_dump(
+            by_alias=True, mode="json", exclude_none=True
+        )

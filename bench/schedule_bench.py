@@ -32,7 +32,7 @@ import anyio
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
-from server.composition import Deployment  # noqa: E402
+from server.runtime.composition import Deployment  # noqa: E402
 from server.settings import Settings  # noqa: E402
 from toolsets.core.context import Caller, RequestInfo  # noqa: E402
 from toolsets.infra.store.schedules import Schedule  # noqa: E402

@@ -19,7 +19,7 @@ load on the machine moves much less.
 By default every run of a tree uses one data folder that an untimed run made first (a restart: the store
 and the user exist); `--fresh-data` gives each run an empty one (the first start ever: the store is created).
 Each run is a fresh interpreter (`python -c CHILD`, cwd = the tree measured), with the server's own first
-step (`server.cold_start.before_imports`: the collector paused, pydantic's plugin scan off); the child fails
+step (`server.runtime.cold_start.before_imports`: the collector paused, pydantic's plugin scan off); the child fails
 if `mcp` was imported. Trees are compiled to bytecode first (as a wheel install is), `--no-compile` to skip.
 With `--before REF`, that revision (exported with `git archive`) runs interleaved with this tree, run for
 run, so load on the machine falls on both alike; the table gives the median (and min) of each phase.
@@ -58,7 +58,7 @@ marks = [(time.perf_counter(), time.process_time())]
 spawned = time.time()
 def mark():
     marks.append((time.perf_counter(), time.process_time()))
-from server.cold_start import before_imports
+from server.runtime.cold_start import before_imports
 before_imports()
 from server.cli.serve_command import build_parser
 from server.cli.shared import settings_or_exit
@@ -66,7 +66,7 @@ flags = vars(build_parser().parse_args(sys.argv[1:]))
 flags.pop("version", None)
 settings = settings_or_exit(flags)
 mark()
-from server.composition import Deployment
+from server.runtime.composition import Deployment
 import asyncio
 d = Deployment(settings)
 mark()

@@ -71,7 +71,7 @@ def calls_while_serving(data_dir: str) -> collections.Counter[str]:
     """group -> functions called while a stdio session is served in this process."""
     import anyio
 
-    from server.app import build_server
+    from server.runtime.server_factory import build_server
     from server.settings import Settings
     from server.stdio.sdk_transport import serve_stdio, stdio_channel
 

@@ -51,7 +51,7 @@ class McpAsker:
     """One tool call's questions to the client, valid for that call only."""
 
     def __init__(self, context: Context | AskContext, *, modern: bool, answers: dict[str, Any] | None = None) -> None:
-        """`modern`: the request speaks 2026-07-28 or later (the server's `server.protocol_era.is_modern`).
+        """`modern`: the request speaks 2026-07-28 or later (the server's `server.mcp.protocol_era.is_modern`).
         `answers`: the answers of earlier rounds, from a trusted place (an MCP task's record), instead of the request's
         sealed state."""
         self._ctx = context

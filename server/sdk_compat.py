@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from mcp.server.subscriptions import SubscriptionBus
     from mcp.shared.dispatcher import DispatchContext
 
-    from server.connection_guard import ConnectionLimits
+    from server.http.connection_guard import ConnectionLimits
 
 # distribution -> the version every touch below was read against
 CHECKED_AGAINST = {"mcp": "2.3.0", "uvicorn": "0.54.0"}
@@ -218,7 +218,7 @@ def httptools_protocol_on(
     wrap: Callable[[asyncio.Transport], asyncio.Transport] | None, limits: ConnectionLimits | None = None
 ) -> type[asyncio.Protocol] | None:
     """uvicorn's httptools HTTP protocol (`uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`, a class for
-    `uvicorn.Config(http=...)`) held to `limits` (server/connection_guard.py), writing through `wrap(transport)`
+    `uvicorn.Config(http=...)`) held to `limits` (server/http/connection_guard.py), writing through `wrap(transport)`
     when `wrap` is given; None when httptools is not installed.
 
     The touches: the protocol keeps the transport `connection_made` gives it and does all its I/O through that
@@ -230,7 +230,7 @@ def httptools_protocol_on(
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return None
-    from server.connection_guard import (
+    from server.http.connection_guard import (
         BadRequestError,
         ConnectionLimits,
         HeaderTimer,
@@ -277,7 +277,7 @@ def httptools_protocol_on(
 
 def h11_protocol_with(limits: ConnectionLimits | None = None) -> type[asyncio.Protocol]:
     """uvicorn's h11 HTTP protocol (`uvicorn.protocols.http.h11_impl.H11Protocol`) held to `limits`, with every
-    received byte read by `RequestFraming` (server/http_framing.py) before h11 reads it.
+    received byte read by `RequestFraming` (server/http/request_framing.py) before h11 reads it.
 
     The touches: `connections` is the server's set of open connections; `conn` is the request's `h11.Connection`
     (its public `our_state` says whether a response may still start); `send_400_response` answers 400 and
@@ -285,7 +285,7 @@ def h11_protocol_with(limits: ConnectionLimits | None = None) -> type[asyncio.Pr
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    from server.connection_guard import (
+    from server.http.connection_guard import (
         INVALID,
         BadRequestError,
         ConnectionLimits,
@@ -293,7 +293,7 @@ def h11_protocol_with(limits: ConnectionLimits | None = None) -> type[asyncio.Pr
         logger,
         refuse_busy,
     )
-    from server.http_framing import RequestFraming
+    from server.http.request_framing import RequestFraming
 
     held = limits or ConnectionLimits()
 
@@ -334,7 +334,7 @@ def guarded_http_protocol(limits: ConnectionLimits) -> type[asyncio.Protocol]:
 
 
 def own_event_stores(manager: StreamableHTTPSessionManager, store: Callable[[], Any]) -> None:
-    """Give each stateful session a resumability event store of its own (`store()`, server/sse_replay.py). The SDK
+    """Give each stateful session a resumability event store of its own (`store()`, server/http/sse_replay.py). The SDK
     passes one store to every session's transport, where request ids (its stream ids) repeat across sessions; the
     transports it makes in `_admit_session` get theirs here, on this manager instance only."""
     admit = manager._admit_session

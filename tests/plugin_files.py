@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from server.composition import Deployment
-from server.mcp_server import TruloopMCP
+from server.mcp.mcp_server import TruloopMCP
+from server.runtime.composition import Deployment
 from tests.support import TRULOOP, child_env, settings
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

@@ -21,9 +21,9 @@ import mcp.types as types
 import pytest
 from pydantic import SecretStr
 
-from server.app import build_server
-from server.identity import Surface
-from server.mcp_server import TruloopMCP
+from server.auth.identity import Surface
+from server.mcp.mcp_server import TruloopMCP
+from server.runtime.server_factory import build_server
 from server.settings import Settings
 from toolsets.core.context import Caller, ConfirmPolicy
 from toolsets.core.toolset import AbstractToolset
@@ -310,7 +310,7 @@ async def serve_in_process(app: Any) -> AsyncIterator[str]:
     import anyio
     import uvicorn
 
-    from server.uvicorn_server import ReportingServer, http_url
+    from server.http.uvicorn_server import ReportingServer, http_url
 
     serving = anyio.Event()
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
@@ -327,7 +327,7 @@ async def serve_in_process(app: Any) -> AsyncIterator[str]:
 
 def error_of(result: types.CallToolResult) -> dict[str, Any]:
     """The error envelope of an error result (in `_meta`, never in `structuredContent`)."""
-    from server.wire_forms import ERROR_META_KEY
+    from server.mcp.wire_forms import ERROR_META_KEY
 
     assert result.is_error, result.content
     assert result.structured_content is None, "error results must not carry structuredContent"

@@ -3,10 +3,10 @@
     door = assemble(services)                       # the profiles, the pipeline, the built-in gates
     runner = runner_for(door, Caller("alice"))       # or langchain_tools(door, ...), or the MCP server
 
-The server's composition root (server/composition.py's `Deployment`) builds its door with `assemble` too, passing
-what its settings add (a gates file, plugins, the workspace, conversations in Redis, the audit log); to get that
-door in-process from the same settings, use `server.in_process.in_process()`. Each call builds new objects: two
-assemblies share nothing.
+The server's composition root (server/runtime/composition.py's `Deployment`) builds its door with `assemble` too,
+passing what its settings add (a gates file, plugins, the workspace, conversations in Redis, the audit log); to get
+that door in-process from the same settings, use `server.runtime.in_process.in_process()`. Each call builds new
+objects: two assemblies share nothing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Named profiles: compositions of toolsets and wrappers, never copied lists of tools.
 
 `build_profiles(...)` is the one place where policy is composed, and it returns a value: the composition
-root (server/composition.py, or `toolsets.assembly` in-process) calls it once per deployment and passes the
+root (server/runtime/composition.py, or `toolsets.assembly` in-process) calls it once per deployment and passes the
 result down. Nothing here is kept between calls, so two deployments in one process share nothing.
 From the outside in: middleware (metrics, canary, audit, tracing, gates, plugin feedback) -> confirmation of
 destructive tools -> the toolsets themselves (a deferred tool's answer comes from the user's side).

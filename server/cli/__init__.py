@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from server.cli.shared import PROG
 
-__all__ = ["PROG", "main"]  # PROG: the program's name in messages (server.serving's "serving ..." line)
+__all__ = ["PROG", "main"]  # PROG: the program's name in messages (server.runtime.serving's "serving ..." line)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

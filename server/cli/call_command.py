@@ -6,7 +6,7 @@ the same framing and shape. A blank line is passed over; a line that is not JSON
 `--max-line-bytes`) gets an error line `{"error": {"code", "message", "line"}}` and the stream goes on.
 Exit 0 at end of input.
 
-The calls go through the same front door as an MCP call (server/composition.py): the profile's tools and
+The calls go through the same front door as an MCP call (server/runtime/composition.py): the profile's tools and
 plugins, the gates (one conversation per `call` process), the audit log, the canary. Confirmation: a pipe
 has nobody to ask, so destructive tools are cancelled unless the operator says the program that wrote the
 calls approved them, with `--confirm auto` (or `--confirm off`, or TRULOOP_CONFIRM). Deferred tools reach
@@ -98,11 +98,11 @@ def run(argv: Sequence[str]) -> None:
     flags = vars(_parser().parse_args(argv))
     shape = flags.pop("list_tools")
     settings = settings_or_exit(flags)
-    from server.secrets_guard import guard_secrets
+    from server.auth.secrets_guard import guard_secrets
 
     guard_secrets()  # plugins and workspace commands run here too: the secrets live only in `settings`
     configure_logging(settings.log_level)
-    from server.plugin_catalog import refuse_without_sandbox
+    from server.runtime.plugin_catalog import refuse_without_sandbox
 
     refuse_without_sandbox(settings)
     try:
@@ -172,7 +172,7 @@ def _error(code: str, message: str, number: int) -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def _runner(settings: Settings) -> AsyncIterator[InteropRunner]:
     """The runner of `--profile` for `--user`, on the deployment the server would build from these settings."""
-    from server.in_process import in_process
+    from server.runtime.in_process import in_process
     from toolsets.core.context import ConfirmPolicy
     from toolsets.interop.runner import NoDeviceRoute
 

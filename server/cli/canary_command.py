@@ -98,7 +98,7 @@ def run(argv: Sequence[str]) -> None:
 async def _states(settings: Settings, name: str | None) -> tuple[list[CanaryState], set[str]]:
     """Each rollout with its live windows (from the shared samples), plus, with `--tools-dir`, the candidate files
     no server has started a rollout for yet (their names in the second value)."""
-    from server.canary_setup import open_canary_store
+    from server.runtime.canary_setup import open_canary_store
 
     store = open_canary_store(settings)
     try:
@@ -126,7 +126,7 @@ async def _states(settings: Settings, name: str | None) -> tuple[list[CanaryStat
 
 async def _folder_candidates(settings: Settings) -> list[CanaryState]:
     """The rollouts the folder's candidate files would start (imported to read their specs, never run)."""
-    from server.plugin_catalog import plugin_catalog
+    from server.runtime.plugin_catalog import plugin_catalog
 
     assert settings.tools_dir is not None
     catalog = plugin_catalog(settings)
@@ -142,7 +142,7 @@ async def _folder_candidates(settings: Settings) -> list[CanaryState]:
 
 
 async def _operate(settings: Settings, command: str, name: str, hard: bool) -> CanaryState:
-    from server.canary_setup import open_canary_store
+    from server.runtime.canary_setup import open_canary_store
 
     store = open_canary_store(settings)
     try:
@@ -210,7 +210,7 @@ def _runs_said(runs: ScheduledRuns) -> str:
 async def _feedback(settings: Settings, state: CanaryState) -> list[dict[str, Any]]:
     """An operator's hold or rollback kept as feedback on the candidate, as the server keeps the rules' (its
     `tool_feedback` audit line returned, for `_audit`)."""
-    from server.tool_feedback import feedback_recorder
+    from server.runtime.feedback_recorder import feedback_recorder
     from toolsets.infra.store.backend import open_backend
 
     lines: list[dict[str, Any]] = []
@@ -223,7 +223,7 @@ async def _feedback(settings: Settings, state: CanaryState) -> list[dict[str, An
 
 
 def _audit(settings: Settings, state: CanaryState, more: Sequence[dict[str, Any]] = ()) -> None:
-    from server.audit_log import open_audit_log
+    from server.runtime.audit_log import open_audit_log
     from toolsets.pipeline.canary.router import decision_event
 
     log = open_audit_log(settings.model_copy(update={"transport": "http"}))  # `-`: stdout, not stderr

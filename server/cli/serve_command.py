@@ -64,24 +64,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: Sequence[str]) -> None:
-    from server.cold_start import before_imports
+    from server.runtime.cold_start import before_imports
 
-    before_imports()  # the server's imports are next; see server/cold_start.py
+    before_imports()  # the server's imports are next; see server/runtime/cold_start.py
     flags = vars(build_parser().parse_args(argv))
     flags.pop("version", None)
     settings = settings_or_exit(flags)
-    from server.secrets_guard import guard_secrets
+    from server.auth.secrets_guard import guard_secrets
 
     guard_secrets()  # the secrets now live only in `settings`, never in what a child or a neighbour can read
     configure_logging(settings.log_level)
-    from server.plugin_catalog import refuse_without_sandbox
+    from server.runtime.plugin_catalog import refuse_without_sandbox
 
     refuse_without_sandbox(settings)
     if settings.transport == "stdio":
-        from server.greeting import greet_terminal
+        from server.stdio.greeting import greet_terminal
 
         greet_terminal()
-    from server.serving import run as serve
+    from server.runtime.serving import run as serve
 
     try:
         serve(settings)

@@ -79,11 +79,11 @@ def stated_locality(zone: str | None, tag: str | None) -> Locality:
 
 
 def url_audience(url: str) -> str:
-    """The resource (the audience) of the route a server's URL names (server.resource_metadata.Resources); a URL
+    """The resource (the audience) of the route a server's URL names (server.auth.protected_resource.Resources); a URL
     naming none is the server's base, whose main resource it is."""
     from urllib.parse import urlsplit
 
-    from server.resource_metadata import Resources
+    from server.auth.protected_resource import Resources
 
     text = url.strip()
     parts = urlsplit(text)
@@ -122,7 +122,7 @@ def run(argv: Sequence[str]) -> None:
     elif settings.public_url is None and settings.port == 0:
         fail("with --port 0 the server's URL is not known here: pass --url (the URL the server printed)")
     else:
-        from server.resource_metadata import Resources, public_base
+        from server.auth.protected_resource import Resources, public_base
 
         audience = Resources.at(public_base(settings)).main.url
     import jwt

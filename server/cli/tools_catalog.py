@@ -19,7 +19,7 @@ SUMMARY_WIDTH = 72  # characters of a tool's summary in the table (--json has it
 
 async def every_tool(catalog: PluginCatalog | None) -> dict[str, Any]:
     """{"tools_dir", "profiles": {profile: [{"name", "toolset", "source", "hints", "summary"}]}, "errors"}.
-    `catalog`: the tools folder's plugin catalog (server/plugin_catalog.py), None without a folder."""
+    `catalog`: the tools folder's plugin catalog (server/runtime/plugin_catalog.py), None without a folder."""
     from toolsets.profiles import Extensions, build_profiles
 
     tools_dir = catalog.config.tools_dir if catalog is not None and catalog.config is not None else None

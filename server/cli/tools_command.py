@@ -83,14 +83,14 @@ def run(argv: Sequence[str]) -> None:
 def _list_all(settings: Settings, as_json: bool) -> None:
     """`tools list --all`: the built-in tools and the plugins, per profile (server/cli/tools_catalog.py)."""
     from server.cli.tools_catalog import as_table, every_tool
-    from server.plugin_catalog import plugin_catalog
+    from server.runtime.plugin_catalog import plugin_catalog
 
     report = anyio.run(every_tool, plugin_catalog(settings) if settings.tools_dir is not None else None)
     sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n" if as_json else as_table(report))
 
 
 async def _list(settings: Settings) -> dict[str, Any]:
-    from server.plugin_catalog import plugin_catalog
+    from server.runtime.plugin_catalog import plugin_catalog
 
     catalog = plugin_catalog(settings)
     async with catalog.running(watch=False, create=False):
@@ -108,7 +108,7 @@ async def _list(settings: Settings) -> dict[str, Any]:
 
 
 async def _check(file: Path, settings: Settings) -> str:
-    from server.plugin_catalog import plugin_catalog
+    from server.runtime.plugin_catalog import plugin_catalog
     from toolsets.extensions.plugins.module import PluginImportError
     from toolsets.extensions.plugins.plugin_runner import PluginLoadError
     from toolsets.extensions.plugins.source import PluginSourceError

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import anyio
 
-from server.call_route import route_call
+from server.mcp.call_route import route_call
 from toolsets.core.context import Caller
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ Each is its own module, and all of them are switched by one setting, `Settings.f
 
 `TruloopMCP` puts the lean path in its middleware when built with `fast_paths` (and `untraced` drops the SDK's span
 per message); the transport
-pieces are picked where the transports are made (`server.stdio.sdk_transport`, `server.http_app`,
-`server.serving`), through the functions below. Nothing here touches a third-party object's private surface
+pieces are picked where the transports are made (`server.stdio.sdk_transport`, `server.http.asgi_app`,
+`server.runtime.serving`), through the functions below. Nothing here touches a third-party object's private surface
 itself: that is `server.sdk_compat`.
 """
 
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
     from starlette.middleware import Middleware
 
-    from server.connection_guard import ConnectionLimits
-    from server.mcp_server import TruloopMCP
+    from server.http.connection_guard import ConnectionLimits
+    from server.mcp.mcp_server import TruloopMCP
 
 
 def untraced(server: TruloopMCP) -> None:
@@ -57,7 +57,7 @@ def lean_http_middleware(endpoints: Mapping[str, TruloopMCP]) -> Middleware:
 
 def http_protocol(limits: ConnectionLimits | None = None) -> type[asyncio.Protocol]:
     """uvicorn's `http=`: httptools writing each event-loop turn's output at once (h11 without httptools), held to
-    `limits` (server/connection_guard.py)."""
+    `limits` (server/http/connection_guard.py)."""
     from server.speed.write_combining import http_protocol as combining
 
     return combining(limits)

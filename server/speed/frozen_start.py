@@ -7,7 +7,7 @@
 - HTTP runs on uvloop when it is installed (`pip install 'truloop-mcp[fast]'`); uvicorn then also picks
   httptools as its HTTP parser by itself.
 
-(The collector paused while modules load is `server.cold_start`: it runs before the settings are read.)
+(The collector paused while modules load is `server.runtime.cold_start`: it runs before the settings are read.)
 """
 
 from __future__ import annotations

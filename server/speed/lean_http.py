@@ -12,7 +12,7 @@ session caps) takes a POST to an MCP endpoint only when it is exactly that call,
 to the SDK, untouched (its body given back as it was read):
 
 - the body is one JSON-RPC request (`jsonrpc`, an integer or string `id`, `method`, `params`, nothing else) for
-  `tools/call` with plain params (`server.call_route.plain_call`, for a path that cannot report progress: no
+  `tools/call` with plain params (`server.mcp.call_route.plain_call`, for a path that cannot report progress: no
   `progressToken`);
 - on a live stateful session this server's session manager serves, presented with the credential that opened
   it, not terminated nor idled out, past its handshake on a handshake-era version (the `Mcp-Protocol-Version`
@@ -29,7 +29,7 @@ transport `http` and the session id). What the SDK's transport and dispatcher ad
 - a client's `notifications/cancelled` for the call cancels it through the dispatcher's own table of requests in
   flight, and the call is answered with the SDK's `-32800 Request cancelled`; a session that ends under a call
   ends its stream with no answer, as the SDK's does;
-- a handler's exception becomes the JSON-RPC error every request answers (`server.wire_errors.wire_error`: its
+- a handler's exception becomes the JSON-RPC error every request answers (`server.mcp.wire_errors.wire_error`: its
   `MCPError` clipped, `-32602` for a validation error, `-32603 Internal error` otherwise, logged);
 - the session cannot idle out while the call runs;
 - `notifications/message` about the call rides its response, before the result;
@@ -66,11 +66,13 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, is_version_at_least
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.call_route import lean_may_take, plain_call
-from server.handshake_capabilities import HandshakeCapabilities
-from server.http_body import Replay, read_body
-from server.protocol_era import is_modern
-from server.rpc_peek import PEEKED
+from server.http.body_replay import Replay, read_body
+from server.http.rpc_peek import PEEKED
+from server.http.sse_replay import RETRY_MS, sse_frame
+from server.mcp.call_route import lean_may_take, plain_call
+from server.mcp.handshake_capabilities import HandshakeCapabilities
+from server.mcp.protocol_era import is_modern
+from server.mcp.wire_errors import WireErrors, wire_error
 from server.sdk_compat import (
     connection_of,
     event_store_of,
@@ -84,15 +86,13 @@ from server.sdk_compat import (
 )
 from server.speed.lean_path import LeanPath
 from server.speed.sse_sender import HOLD_HEADERS_SECONDS, PING_SECONDS, ping_comment, sse_headers
-from server.sse_replay import RETRY_MS, sse_frame
 from server.tasks.front import TaskFront
-from server.wire_errors import WireErrors, wire_error
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-    from server.mcp_server import TruloopMCP
+    from server.mcp.mcp_server import TruloopMCP
 
 logger = logging.getLogger("truloop.http")
 
@@ -483,7 +483,7 @@ class LeanHttpCalls:
 
 def framed(events: list[bytes], request_id: int | str, transport: Any, version: str) -> list[bytes]:
     """The messages' JSON as the SDK's transport sends them: with an event store, an id on each event, each kept for
-    a client that reconnects (server/sse_replay.py), after a priming event when the request's `version` header is
+    a client that reconnects (server/http/sse_replay.py), after a priming event when the request's `version` header is
     2025-11-25 or later."""
     store = event_store_of(transport)
     if store is None:

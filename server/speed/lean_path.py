@@ -35,12 +35,12 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp_types.methods import validate_client_request
 
-from server.call_route import plain_call
-from server.protocol_era import is_modern
+from server.mcp.call_route import plain_call
+from server.mcp.protocol_era import is_modern
 from server.sdk_compat import connection_of
 
 if TYPE_CHECKING:
-    from server.mcp_server import TruloopMCP
+    from server.mcp.mcp_server import TruloopMCP
     from server.speed.list_cache import ToolListCache
     from toolsets.core.tool import Tool
 
@@ -79,7 +79,7 @@ class LeanPath:
                 request, types.CallToolRequestParams.model_validate(request.params, by_name=False)
             )
 
-        from server.wire_forms import call_result
+        from server.mcp.wire_forms import call_result
 
         return call_result(await server._run(name, arguments, request, context))
 

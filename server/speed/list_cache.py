@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from server.tool_lists import ToolLists
+from server.mcp.tool_lists import ToolLists
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -88,7 +88,7 @@ class ToolListCache(ToolLists):
         """The stdio lean front's `tools/list` result for this page (a client without apps)."""
 
         def make() -> dict[str, Any]:
-            from server.wire_forms import tool_form, tools_list_result
+            from server.mcp.wire_forms import tool_form, tools_list_result
 
             return tools_list_result([tool_form(tool) for tool in tools], next_cursor)
 

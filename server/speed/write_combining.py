@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from server.sdk_compat import httptools_protocol_on
 
 if TYPE_CHECKING:
-    from server.connection_guard import ConnectionLimits
+    from server.http.connection_guard import ConnectionLimits
 
 
 class WriteCombiningTransport(asyncio.Transport):
@@ -90,7 +90,7 @@ class WriteCombiningTransport(asyncio.Transport):
 
 def http_protocol(limits: ConnectionLimits | None = None) -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol on a `WriteCombiningTransport` (`uvicorn.Config(http=...)`), or its h11 one
-    when httptools is not installed; either held to `limits` (server/connection_guard.py; its defaults if None)."""
+    when httptools is not installed; either held to `limits` (server/http/connection_guard.py; its defaults if None)."""
     from server.sdk_compat import h11_protocol_with
 
     return httptools_protocol_on(WriteCombiningTransport, limits) or h11_protocol_with(limits)

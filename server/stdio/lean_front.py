@@ -37,22 +37,22 @@ import anyio
 import anyio.abc
 from pydantic_core import to_json
 
-from server.call_route import lean_may_take, plain_call, route_call
-from server.log_events import outcome_event
-from server.pagination import Pager
-from server.request_info import mcp_request_info
-from server.stdio.line_check import LineChecker
-from server.stdio.pipes import Inbox, Outbox, open_stdio
-from server.stdio.session import StdioSession
-from server.wire_forms import (
+from server.mcp.call_route import lean_may_take, plain_call, route_call
+from server.mcp.log_events import outcome_event
+from server.mcp.pagination import Pager
+from server.mcp.request_info import mcp_request_info
+from server.mcp.wire_forms import (
     MODERN_META_PREFIX,
     call_result,
     initialize_result,
     negotiated_version,
 )
+from server.stdio.line_check import LineChecker
+from server.stdio.pipes import Inbox, Outbox, open_stdio
+from server.stdio.session import StdioSession
 
 if TYPE_CHECKING:
-    from server.composition import Deployment
+    from server.runtime.composition import Deployment
     from server.speed.list_cache import ToolListCache
     from server.speed.sdk_link import SdkLink
     from toolsets.core.context import Caller
@@ -281,7 +281,7 @@ class StdioFront:
 
     def _masking(self) -> Masker:
         if self._masker is None:
-            from server.audit_log import known_secrets
+            from server.runtime.audit_log import known_secrets
             from toolsets.pipeline.audit.masking import Masker
 
             self._masker = Masker(known_secrets(self.settings))

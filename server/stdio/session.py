@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from server.log_events import DEFAULT_LEVEL, TOOLS_CHANGED, at_least, message_params
+from server.mcp.log_events import DEFAULT_LEVEL, TOOLS_CHANGED, at_least, message_params
 from toolsets.core.conversation import ConversationState, MemoryConversation
 
 

@@ -503,8 +503,8 @@ def _interrupt(record: TaskRecord, token: str | None) -> TaskRecord | None:
 def settled(outcome: ToolResult) -> dict[str, Any]:
     """How a run's outcome changes its task's record."""
     from bridge.elicitation import questions_of
+    from server.mcp.wire_forms import call_result
     from server.tasks.ports import Parked
-    from server.wire_forms import call_result
 
     if isinstance(outcome, ToolInputRequired):
         payload = outcome.payload
@@ -524,7 +524,7 @@ def settled(outcome: ToolResult) -> dict[str, Any]:
         error = {"code": -32603, "message": message}
         return {"status": "failed", "status_message": message, "error": error, **RELEASED}
     if isinstance(outcome, ToolErr) and outcome.code is ErrorCode.CLIENT_CAPABILITY:
-        from server.plugin_requests import json_rpc_error
+        from server.mcp.plugin_requests import json_rpc_error
 
         error = json_rpc_error(outcome).error.model_dump(mode="json", by_alias=True, exclude_none=True)
         return {"status": "failed", "status_message": outcome.reason, "error": error, **RELEASED}

@@ -37,9 +37,9 @@ from mcp_types.jsonrpc import HEADER_MISMATCH, METHOD_NOT_FOUND
 from pydantic import BaseModel, Field
 
 from bridge.pending import CALL_TTL_SECONDS
-from server.call_ports import TaskStartNow
-from server.call_route import as_task, untasked
-from server.protocol_era import is_modern
+from server.mcp.call_ports import TaskStartNow
+from server.mcp.call_route import as_task, untasked
+from server.mcp.protocol_era import is_modern
 from server.sdk_compat import connection_of
 from server.tasks.client_flags import flags_of
 from server.tasks.engine import Live, TaskStart
@@ -56,7 +56,7 @@ from toolsets.admission.kinds import RequestKind
 from toolsets.infra.store.tasks import TaskRefused, TaskTooLargeError
 
 if TYPE_CHECKING:
-    from server.mcp_server import TruloopMCP
+    from server.mcp.mcp_server import TruloopMCP
     from server.tasks.engine import TaskEngine
     from toolsets.core.tool import Tool
     from toolsets.infra.store.tasks import TaskRecord
@@ -124,7 +124,7 @@ class TaskFront(Extension):
         modern = is_modern(ctx.protocol_version)
         wanted = _declares_tasks(ctx) if modern else _asks_task(ctx, params)
         support = tool.task_support
-        if not wanted:  # (a task-only tool is refused on the call route, server/call_route.py)
+        if not wanted:  # (a task-only tool is refused on the call route, server/mcp/call_route.py)
             return await call_next(ctx)
         if support == "forbidden":
             if modern:  # the server decides: this one answers at once
@@ -154,7 +154,7 @@ class TaskFront(Extension):
         caller, profile = await server.surface.resolve()
         limited = await server.front_door.admit_once(caller, RequestKind.TASK)
         if limited is not None:  # past the caller's bounds: the call's answer, as any refused call's; no task
-            from server.wire_forms import to_mcp_result
+            from server.mcp.wire_forms import to_mcp_result
 
             return to_mcp_result(limited).model_dump(mode="json", by_alias=True, exclude_none=True)
         start = TaskStart(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
-from server.call_ports import CallPorts
+from server.mcp.call_ports import CallPorts
 from server.tasks.wire import RELATED_TASK
 from toolsets.core.errors import InputRequired
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from server.wire_forms import HANDSHAKE_CAPABILITIES
+from server.mcp.wire_forms import HANDSHAKE_CAPABILITIES
 from toolsets.infra.store.tasks import TaskRecord, TaskSummary
 
 EXTENSION = "io.modelcontextprotocol/tasks"

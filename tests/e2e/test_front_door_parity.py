@@ -186,8 +186,8 @@ class ScriptedConfirmer:
 
 @asynccontextmanager
 async def opened(deployed: Deployed) -> AsyncIterator[Any]:
-    """The documented in-process entry (`server.in_process`), on the same settings as every other front."""
-    from server.in_process import in_process
+    """The documented in-process entry (`server.runtime.in_process`), on the same settings as every other front."""
+    from server.runtime.in_process import in_process
     from server.settings import Settings
 
     flags = deployed.flags()

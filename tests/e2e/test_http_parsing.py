@@ -21,8 +21,8 @@ from typing import BinaryIO
 
 import pytest
 
-from server.connection_guard import BadRequestError, ConnectionLimits, default_max_connections
-from server.http_framing import RequestFraming
+from server.http.connection_guard import BadRequestError, ConnectionLimits, default_max_connections
+from server.http.request_framing import RequestFraming
 from tests.support import http_server_process, paths_env
 
 HTTPTOOLS = importlib.util.find_spec("httptools") is not None

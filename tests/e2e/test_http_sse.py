@@ -25,9 +25,9 @@ import pytest
 from mcp import types
 from sse_starlette import EventSourceResponse
 
+from server.http.uvicorn_server import parser_name
 from server.speed.sse_sender import sse_headers
 from server.speed.write_combining import WriteCombiningTransport, http_protocol
-from server.uvicorn_server import parser_name
 from tests.support import (
     answering,
     device_online,

@@ -24,7 +24,7 @@ import anyio
 import httpx
 import pytest
 
-from server.http_app import build_http_app
+from server.http.asgi_app import build_http_app
 from server.speed import lean_http
 from tests.plugin_files import plugin_source
 from tests.support import SECRET, eventually, http_server_process, paths_env, serve_in_process, settings, token

@@ -29,9 +29,9 @@ import jwt
 import pytest
 from pydantic import SecretStr
 
-from server.http_app import build_http_app
-from server.identity import JwtVerifier, RefusedTokenError
-from server.issuer_keys import IssuerKeys, discovery_urls
+from server.auth.identity import JwtVerifier, RefusedTokenError
+from server.auth.issuer_keys import IssuerKeys, discovery_urls
+from server.http.asgi_app import build_http_app
 from tests.e2e.test_typescript_hosts import RUN_TIMEOUT, TS_DIR, _need, _node_env, node_home  # noqa: F401 - a fixture
 from tests.sign_in import ACCEPT, INIT, REALM_PATH, AuthorizationServer, PrefixProxy
 from tests.support import (

@@ -305,7 +305,7 @@ def test_the_guard_wipes_the_start_up_environment_block(site: Site) -> None:
     import sys
 
     program = (
-        "import ctypes, os; from server.secrets_guard import guard_secrets; guard_secrets(); "
+        "import ctypes, os; from server.auth.secrets_guard import guard_secrets; guard_secrets(); "
         "block = open('/proc/self/environ', 'rb').read(); "
         "print(sorted(set(os.environ) & {'TRULOOP_JWT_SECRET', 'NOTION_TOKEN', 'SUPERMEMORY_API_KEY'}), "
         f"[secret for secret in {SECRETS!r} if secret.encode() in block], b'KEPT=visible' in block, "

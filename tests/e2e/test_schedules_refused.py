@@ -19,7 +19,7 @@ import mcp.types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from server.wire_forms import ERROR_META_KEY
+from server.mcp.wire_forms import ERROR_META_KEY
 from tests.support import INIT, INITIALIZED, TRULOOP, child_env, error_of, eventually, services_for
 from toolsets.infra.store.schedules import Schedule
 

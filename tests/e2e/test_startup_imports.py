@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from server.app import build_server
-from server.composition import Deployment
+from server.runtime.composition import Deployment
+from server.runtime.server_factory import build_server
 from server.settings import Settings
 from tests.support import INIT, child_env
 
@@ -58,8 +58,8 @@ NOT_BEFORE_INITIALIZE = (
     "tomllib",
     "sqlite3",
     "server.settings_text",  # one-line errors and the README table; --help needs only server.settings
-    "prometheus_client",  # /metrics is HTTP's: stdio never builds the metrics (server/metrics.py)
-    "server.metrics",
+    "prometheus_client",  # /metrics is HTTP's: stdio never builds the metrics (server/runtime/metrics.py)
+    "server.runtime.metrics",
     "toolsets.pipeline.call_metrics",
 )
 
@@ -86,14 +86,14 @@ def forbidden(modules: list[str], names: tuple[str, ...]) -> list[str]:
 @pytest.mark.slow
 def test_initialize_is_answered_before_any_toolset_loads(tmp_path: Path) -> None:
     loaded = loaded_before_answer([], tmp_path)
-    assert {"server.settings", "server.composition"} <= set(loaded)
+    assert {"server.settings", "server.runtime.composition"} <= set(loaded)
     assert forbidden(loaded, (*NOT_BEFORE_INITIALIZE, "mcp", "mcp_types")) == []  # the lean front answers it
 
 
 @pytest.mark.slow
 def test_without_the_speed_paths_the_sdk_answers_initialize_before_any_toolset_loads(tmp_path: Path) -> None:
     loaded = loaded_before_answer([], tmp_path, child_env(TRULOOP_FAST_PATHS="0"))
-    assert {"mcp.server.mcpserver", "server.settings", "server.composition"} <= set(loaded)
+    assert {"mcp.server.mcpserver", "server.settings", "server.runtime.composition"} <= set(loaded)
     assert forbidden(loaded, NOT_BEFORE_INITIALIZE) == []
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from server.wire_forms import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, initialize_result
+from server.mcp.wire_forms import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, initialize_result
 from tests.support import INITIALIZED, TRULOOP, paths_env
 
 pytestmark = pytest.mark.timeout(120)

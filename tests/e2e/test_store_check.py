@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from server.store_check import masked_url
+from server.runtime.store_check import masked_url
 from tests.bridge.test_redis_outage import PrivateRedis
 from tests.support import TRULOOP, child_env
 

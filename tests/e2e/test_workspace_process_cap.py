@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from server.app import build_server
+from server.runtime.server_factory import build_server
 from tests.support import error_of, server_with, settings
 from toolsets.core.context import ConfirmPolicy
 from toolsets.extensions.workspace import shell, workspace_toolset

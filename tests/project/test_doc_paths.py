@@ -46,9 +46,9 @@ def test_every_path_the_docs_name_exists() -> None:
 def test_the_paths_are_found() -> None:
     """The pattern finds paths where the docs write them: in backticks, in links, in headings, inside prose."""
     page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    assert "server/composition.py" in page
+    assert "server/runtime/composition.py" in page
     paths = {path for _, path in named_paths(ROOT / "docs" / "architecture.md")}
-    assert {"server/composition.py", "toolsets/profiles.py", "tests/server/test_composition.py"} <= paths
+    assert {"server/runtime/composition.py", "toolsets/profiles.py", "tests/server/test_composition.py"} <= paths
 
 
 def test_every_function_the_architecture_page_calls_is_defined() -> None:

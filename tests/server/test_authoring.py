@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from server.composition import Deployment
+from server.runtime.composition import Deployment
 from tests.plugin_files import plugin_source, serving
 from tests.support import TRULOOP, answering, child_env, error_of, eventually, settings
 

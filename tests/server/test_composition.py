@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from server.composition import Deployment
+from server.runtime.composition import Deployment
 from tests.plugin_files import plugin_source
 from tests.support import error_of, settings
 

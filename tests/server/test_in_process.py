@@ -1,4 +1,4 @@
-"""In-process use from the same settings as the server: `server.in_process.in_process()` reads the environment
+"""In-process use from the same settings as the server: `server.runtime.in_process.in_process()` reads the environment
 (`TRULOOP_GATES`, `TRULOOP_TOOLS_DIR`, `TRULOOP_AUDIT_LOG`, ...) as `truloop-mcp` does, and its interop runner and
 LangChain tools keep every guarantee a server with those settings keeps: the configured gate refuses, then opens;
 the plugin tool is listed and callable; each call writes its call and result lines to the audit log."""
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from server.in_process import in_process
+from server.runtime.in_process import in_process
 from tests.plugin_files import plugin_source
 
 pytestmark = pytest.mark.anyio

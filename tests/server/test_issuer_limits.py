@@ -22,8 +22,8 @@ import anyio
 import httpx
 import pytest
 
-from server.http_app import build_http_app
-from server.issuer_keys import IssuerKeys
+from server.auth.issuer_keys import IssuerKeys
+from server.http.asgi_app import build_http_app
 from tests.sign_in import ACCEPT, INIT, REALM_PATH, AuthorizationServer
 from tests.support import AUDIENCE, serve_in_process, settings
 

@@ -11,10 +11,10 @@ from mcp import Client
 from mcp_types.methods import serialize_server_result
 from pydantic import BaseModel
 
-from server.call_route import plain_call
+from server.mcp.call_route import plain_call
+from server.mcp.wire_forms import call_result as to_wire_result
+from server.mcp.wire_forms import to_mcp_result
 from server.speed.lean_path import LeanPath
-from server.wire_forms import call_result as to_wire_result
-from server.wire_forms import to_mcp_result
 from tests.support import FAST_AND_PLAIN, MODES, paths_env, server_for, stdio_server_process
 from toolsets.core.envelope import ToolCancelled, ToolErr, ToolOk
 from toolsets.core.errors import ErrorCode

@@ -7,8 +7,8 @@ from pathlib import Path
 import prometheus_client
 import pytest
 
-from server.composition import Deployment
-from server.metrics import MAX_TOOLS, OTHER_TOOLS, ServerMetrics
+from server.runtime.composition import Deployment
+from server.runtime.metrics import MAX_TOOLS, OTHER_TOOLS, ServerMetrics
 from tests.support import settings
 from toolsets.core.context import Caller
 from toolsets.pipeline.call_metrics import UNKNOWN_TOOL

@@ -6,8 +6,8 @@ import jwt
 import pytest
 from pydantic import SecretStr
 
+from server.auth.identity import ClaimNames, JwtVerifier, Surface, caller_from_claims, is_operator
 from server.cli import token_command
-from server.identity import ClaimNames, JwtVerifier, Surface, caller_from_claims, is_operator
 from tests.support import AUDIENCE, SECRET, token
 from toolsets.core.context import Caller
 from toolsets.core.roles import tool_role

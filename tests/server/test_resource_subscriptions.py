@@ -15,9 +15,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 from pydantic import SecretStr
 
-from server.app import build_server
-from server.composition import Deployment
-from server.resources import MAX_SUBSCRIPTIONS_PER_SESSION
+from server.mcp.resources import MAX_SUBSCRIPTIONS_PER_SESSION
+from server.runtime.composition import Deployment
+from server.runtime.server_factory import build_server
 from tests.host_views_data import Store, host_store
 from tests.support import eventually, server_for, services_for, settings
 from toolsets.views.changes import ResourceChanges

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from server.mcp_server import TruloopMCP
+from server.mcp.mcp_server import TruloopMCP
 from tests.host_views_data import Store, host_store
 from tests.support import FAST_AND_PLAIN, MODES, server_for
 

@@ -116,7 +116,7 @@ def test_reporting_server_owns_the_signals() -> None:
     """`ReportingServer(own_signals=True)` overrides `capture_signals`, what `uvicorn.Server.serve` enters."""
     import uvicorn
 
-    from server.uvicorn_server import ReportingServer
+    from server.http.uvicorn_server import ReportingServer
 
     source = inspect.getsource(uvicorn.Server.serve)
     assert "self.capture_signals()" in source, "uvicorn.Server.serve no longer enters capture_signals()"
@@ -195,7 +195,7 @@ def test_h11_protocol_with() -> None:
 
 
 def sdk_compat_limits() -> Any:
-    from server.connection_guard import ConnectionLimits
+    from server.http.connection_guard import ConnectionLimits
 
     return ConnectionLimits(header_timeout=1.0, max_connections=2)
 

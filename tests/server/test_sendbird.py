@@ -13,7 +13,7 @@ from pydantic import SecretStr, ValidationError
 
 from bridge.jsonrpc import Envelope, RpcRequest
 from bridge.sendbird import SendbirdChannel
-from server.composition import sendbird_channel
+from server.runtime.composition import sendbird_channel
 from server.settings import Settings
 from server.settings_text import explain
 

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from server.composition import Deployment
+from server.runtime.composition import Deployment
 from server.tasks.engine import TaskEngine, TaskStart
 from server.tasks.wire import created, detailed, outcome, task_fields
 from tests.support import settings

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from server.composition import Deployment
+from server.runtime.composition import Deployment
 from server.tasks.engine import TaskEngine, TaskStart
 from tests.support import eventually, settings
 from toolsets.core.context import Caller, RequestInfo

@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 
 from server.cli.canary_command import status_table
-from server.composition import Deployment
+from server.runtime.composition import Deployment
 from tests.plugin_files import plugin_source, serving
 from tests.support import TRULOOP, answering, child_env, error_of, eventually, settings
 from toolsets.extensions.authoring.rehearsal import CasesError, declared_cases

@@ -14,7 +14,7 @@ import jwt
 import pytest
 from pydantic import SecretStr
 
-from server.identity import JwtVerifier
+from server.auth.identity import JwtVerifier
 from tests.support import AUDIENCE, FAST_AND_PLAIN, SECRET, http_server_process, paths_env, token
 
 OTHER_SECRET = "rotated-secret-" + "y" * 32

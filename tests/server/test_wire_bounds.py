@@ -23,10 +23,10 @@ from mcp.shared.exceptions import MCPError
 
 from bridge.pending import InMemoryBridgeBackend
 from bridge.service import DEVICE_BACKLOG, DeviceBridge
-from server.http_app import build_http_app
-from server.rpc_peek import PEEKED, Peeked
-from server.unread_backlog import UnreadBacklog
-from server.wire_errors import WireErrors, clipped
+from server.http.asgi_app import build_http_app
+from server.http.rpc_peek import PEEKED, Peeked
+from server.http.unread_backlog import UnreadBacklog
+from server.mcp.wire_errors import WireErrors, clipped
 from tests.support import serve_in_process, server_for, settings
 from toolsets.core.echo import ECHO_LIMIT
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from server.app import build_server
+from server.runtime.server_factory import build_server
 from tests.support import SECRET, answering, child_env, error_of, mcp_client, settings, spawn_http_server, token
 
 pytestmark = pytest.mark.anyio

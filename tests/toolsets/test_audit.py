@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from pydantic import Field
 
-from server.mcp_server import TruloopMCP
+from server.mcp.mcp_server import TruloopMCP
 from tests.sample_toolset import CATALOG, Catalog, sample
 from tests.support import MODES, answering, answering_device, payload, server_for
 from toolsets.core.annotations import READ_ONLY

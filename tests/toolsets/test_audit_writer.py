@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 
 import toolsets.pipeline.audit.writer as writer
-from server.http_app import build_http_app
+from server.http.asgi_app import build_http_app
 from tests.support import payload, serve_in_process, server_for, settings, stdio_server_process
 from toolsets.pipeline.audit.writer import AuditLog, log_files, rotated
 

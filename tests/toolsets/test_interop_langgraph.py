@@ -18,7 +18,7 @@ from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 from langgraph.types import Command
 from pydantic import Field
 
-from server.wire_forms import to_mcp_tool
+from server.mcp.wire_forms import to_mcp_tool
 from tests.support import services_for
 from toolsets.core.context import Caller, DeferredCall
 from toolsets.core.errors import ErrorCode, ToolError

@@ -304,7 +304,7 @@ def test_every_store_builds_its_match_expression_one_way() -> None:
 
 def test_a_session_that_never_searches_loads_no_stemmer_or_morphological_analyzer() -> None:
     code = (
-        "import sys, server.app, toolsets.profiles; "
+        "import sys, server.runtime.server_factory, toolsets.profiles; "
         "print(sorted(m for m in ('snowballstemmer', 'kiwipiepy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

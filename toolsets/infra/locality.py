@@ -1,7 +1,7 @@
 """A user's zone and language: what a source states (a token, the directory), read leniently, and the machine's.
 
 Each source may state either, both or neither; `None` means it does not, so the next one in the order decides
-(`server.identity` holds the order). Text that is not a zone or a language is read as not stated.
+(`server.auth.identity` holds the order). Text that is not a zone or a language is read as not stated.
 """
 
 from __future__ import annotations

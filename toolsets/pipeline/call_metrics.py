@@ -3,9 +3,9 @@ is recorded with its tool, its outcome and how long the pipeline took; a call th
 invalid arguments) is counted with no duration.
 
 The middleware knows nothing of Prometheus: it hands each record to a `CallRecorder` (the server's is
-`server.metrics.ServerMetrics`). Label values stay bounded: the tool is one of the profile's (a name the caller made
-up is `UNKNOWN_TOOL`), the outcome `ok`, `input_required` or an `ErrorCode` value (`cancelled` for a cancellation or
-a withdrawn request).
+`server.runtime.metrics.ServerMetrics`). Label values stay bounded: the tool is one of the profile's (a name the
+caller made up is `UNKNOWN_TOOL`), the outcome `ok`, `input_required` or an `ErrorCode` value (`cancelled` for a
+cancellation or a withdrawn request).
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def tr(locale: str | None, message: str, /, **values: object) -> str:
 
 def caller_locale(caller: Caller) -> str:
     """The language `caller` reads: `Caller.locale`, resolved once per request by the front (the token's `locale`
-    claim, the directory's, `--locale`, the machine's: server/identity.py)."""
+    claim, the directory's, `--locale`, the machine's: server/auth/identity.py)."""
     return caller.locale
 
 

@@ -249,11 +249,16 @@ async def test_a_client_that_walks_away_from_a_call_leaves_the_session_usable(se
                 assert stream.status_code == 200
                 async for line in stream.aiter_lines():
                     if line.startswith("data:") and line[5:].strip():  # (not the priming event)
-                        assert json.loads(line[5:])["method"] == "elicitation/create"
+                        asked = json.loads(line[5:])
+                        assert asked["method"] == "elicitation/create"
                         break  # and leave without answering: the connection is closed under the stream
         day = rpc(3, "tools/call", {"name": "get_day_of_week", "arguments": {"date": "2026-03-10"}})
         answered = await http.post("/mcp", json=day, headers=raw_headers(bearer, session))
         assert data_of(answered.content)[0]["result"]["structuredContent"]["day_of_week"] == "Tuesday"
+        # then the question is answered after all: the walked-away call ends, leaving the server nothing to wait for
+        # when it stops (its SIGTERM would otherwise wait seconds for that call)
+        declined = {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"}}
+        assert (await http.post("/mcp", json=declined, headers=raw_headers(bearer, session))).status_code == 202
 
 
 async def test_the_standalone_stream_can_be_reopened_once_its_client_left(server: str) -> None:

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.timeout(300)
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS = ROOT / "docs" / "hosts.md"
+NPM_CACHES = ROOT / "tests" / "ts" / ".npm-cache" / "inspector-pin"  # (git-ignored, like the TypeScript hosts' cache)
 UNPINNED = re.compile(r"npx (?:-y )?@modelcontextprotocol/inspector(?!@\d)\s+-")  # a command, not the prose about it
 
 
@@ -47,22 +48,30 @@ def test_the_documented_mcp_json_command_lists_the_tools(tmp_path: Path) -> None
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    home = tmp_path / "home"  # the server's store and npm's cache land here, never in the user's home
+    home = tmp_path / "home"  # the server's store lands here, never in the user's home
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    # npm's cache is kept between runs, one per Node.js version: npx downloads the pinned Inspector once per version
+    # of either, and that first run is the one that would print EBADENGINE
+    cache = NPM_CACHES / node
     env = {k: v for k, v in child_env().items() if not k.lower().startswith("npm_config_")}
     env.update(
         HOME=str(home),
         XDG_DATA_HOME=str(home / ".local" / "share"),
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_CACHE_HOME=str(home / ".cache"),
-        npm_config_cache=str(tmp_path / "npm-cache"),
+        npm_config_cache=str(cache),
         npm_config_update_notifier="false",
         NO_COLOR="1",
     )
     done = subprocess.run(
         shlex.split(documented_mcp_json_command()), cwd=ROOT, capture_output=True, text=True, timeout=240, env=env
     )
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    assert "Both --config and --server" not in done.stderr
-    assert "EBADENGINE" not in done.stderr  # the pinned Inspector declares support for this Node.js
-    names = {tool["name"] for tool in json.loads(done.stdout)["tools"]}
-    assert {"get_day_of_week", "search_users", "get_events"} <= names
+    try:
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        assert "Both --config and --server" not in done.stderr
+        assert "EBADENGINE" not in done.stderr  # the pinned Inspector declares support for this Node.js
+        names = {tool["name"] for tool in json.loads(done.stdout)["tools"]}
+        assert {"get_day_of_week", "search_users", "get_events"} <= names
+    except Exception:
+        shutil.rmtree(cache, ignore_errors=True)  # a failure is never cached away: the next run downloads afresh
+        raise

@@ -1,6 +1,7 @@
 """The admission step's cost (toolsets/admission): per call over stdio, and the limiter's own per request.
 
-1. `get_day_of_week` over stdio, calls alternating between servers run side by side: the revision before the
+1. `get_day_of_week` over stdio, calls alternating between servers run side by side (their order rotating each
+   round): the revision before the
    admission step (`--before`, default the commit before it landed), this tree with its stdio default (no limits),
    with both limits on in memory, and with both limits on in Redis (`--redis-url`). Limits high enough never to
    refuse, so every call pays the whole step.
@@ -46,8 +47,10 @@ def stdio_figures(options: argparse.Namespace) -> None:
             "limits on, Redis": StdioSession(*common("d"), *HIGH, "--redis-url", options.redis),
         }
         samples: dict[str, list[float]] = {name: [] for name in servers}
+        order = list(servers.items())
         for round_no in range(options.warmup + options.calls):
-            for name, server in servers.items():
+            turn = round_no % len(order)  # the order rotates each round: no server always follows the same one
+            for name, server in order[turn:] + order[:turn]:
                 elapsed, _ = server.call("get_day_of_week", {"date": "2026-03-10"})
                 if round_no >= options.warmup:
                     samples[name].append(elapsed)

@@ -259,7 +259,7 @@ class StdioFront:
             self.session.heard_of()
             started = time.monotonic()
             door = self._door()
-            ctx = self._context(request_id, await self.deployment.caller())
+            ctx = self._context(request_id, self.deployment.caller_now() or await self.deployment.caller())
             outcome = await route_call(door, ctx, name, arguments, fixed_list=False, list_changed=self._list_changed)
             said = outcome_event(self._masking(), name, outcome, started)
             if said is not None:

@@ -26,6 +26,11 @@ class DirectoryLocalities:
         self._users = users
         self._kept: dict[str, tuple[float, Locality]] = {}
 
+    def fresh(self, user_id: str) -> Locality | None:
+        """What the directory said of `user_id` within `FRESH_SECONDS`, without awaiting (None: ask `of`)."""
+        kept = self._kept.get(user_id)
+        return kept[1] if kept is not None and kept[0] > time.monotonic() else None
+
     async def of(self, user_id: str) -> Locality:
         """What the directory says of `user_id` (nothing for a user it does not hold, or while it cannot be read)."""
         now = time.monotonic()

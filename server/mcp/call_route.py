@@ -18,9 +18,7 @@ Imported by the stdio lean front before the SDK is loaded: the SDK is imported h
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,10 +31,6 @@ if TYPE_CHECKING:
     from toolsets.front_door import FrontDoor
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # (server.tasks.wire.EXTENSION, without importing the SDK)
-
-# set while a call that asked for a task runs in the client's request (server/tasks/front.py, `task_starts_in_run`)
-_AS_TASK: ContextVar[bool] = ContextVar("truloop_call_as_task", default=False)
-
 
 # -- plainness ---------------------------------------------------------------------------------------------------
 
@@ -96,16 +90,6 @@ def untasked(name: str, *, modern: bool) -> MCPError:
     )
 
 
-@contextlib.contextmanager
-def as_task() -> Iterator[None]:
-    """The calls routed inside this block asked for a task (and run in the client's request until it starts)."""
-    token = _AS_TASK.set(True)
-    try:
-        yield
-    finally:
-        _AS_TASK.reset(token)
-
-
 # -- the route ---------------------------------------------------------------------------------------------------
 
 
@@ -119,16 +103,18 @@ async def route_call(
     client: bool = True,
     kind: RequestKind | None = None,
     list_changed: Callable[[], Awaitable[None]] | None = None,
+    asked_task: Callable[[], bool] | None = None,
 ) -> ToolResult:
     """Run one call through the door.
 
     `fixed_list`: the caller's list does not change with its calls (2026-07-28, a task's run, a tick); `client`: a
     client's call (a task-only tool is refused unless it asked for a task; its error says so in the era's words,
     2026-07-28 when `fixed_list`); `kind`: the admission kind when it is not a plain call's; `list_changed`: told when
-    the caller's list changed with the call (a handshake-era session's)."""
-    if client and not _AS_TASK.get():
+    the caller's list changed with the call (a handshake-era session's); `asked_task`: whether the request asked for
+    the task this call runs in until it starts (asked only of a task-only tool's call)."""
+    if client:
         tool = door.toolset(ctx.request.profile or ctx.caller.role).get(name)
-        if tool is not None and tool.task_support == "required":
+        if tool is not None and tool.task_support == "required" and not (asked_task is not None and asked_task()):
             raise untasked(name, modern=fixed_list)
     if list_changed is None or fixed_list:
         return await door.call(ctx, name, arguments, fixed_list=fixed_list, kind=kind)

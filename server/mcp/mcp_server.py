@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from server.speed.lean_path import LeanPath
     from server.stdio.session import StdioSession
     from server.tasks.engine import TaskEngine
+    from server.tasks.front import TaskFront
     from toolsets.core.envelope import ToolResult
     from toolsets.core.tool import Tool
     from toolsets.extensions.plugins.catalog import PluginCatalog
@@ -112,12 +113,13 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
             self.lean = LeanPath(self, self.tool_lists)
             middleware.append(self.lean)
         extensions: list[Extension] = [self.apps.extension]
+        self.task_front: TaskFront | None = None
         tasks = deployment.tasks
         middleware.append(HandshakeCapabilities(tasks=tasks is not None))
         if tasks is not None:  # MCP tasks (server/tasks/): inside the lean path, which takes only plain calls
             from server.tasks.front import TaskFront
 
-            task_front = TaskFront(self, tasks)
+            task_front = self.task_front = TaskFront(self, tasks)
             extensions.append(task_front)
             middleware.append(task_front)  # (the handshake era's task-making calls)
         super().__init__(
@@ -310,9 +312,11 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
             client=ports,
             report_progress=session.report_progress,
         )
+        tasks = self.task_front
         outcome = await route_call(
-            door, ctx, name, arguments, fixed_list=modern, list_changed=session.send_tool_list_changed
-        )
+            door, ctx, name, arguments, fixed_list=modern, list_changed=session.send_tool_list_changed,
+            asked_task=None if tasks is None else lambda: tasks.asked_in_request(request, name, arguments),
+        )  # fmt: skip
         await self.log.tool_outcome(request, name, outcome, started)
         return outcome
 

@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 
 from bridge.pending import CALL_TTL_SECONDS
 from server.mcp.call_ports import TaskStartNow
-from server.mcp.call_route import as_task, untasked
+from server.mcp.call_route import untasked
 from server.mcp.protocol_era import is_modern
 from server.sdk_compat import connection_of
 from server.tasks.client_flags import flags_of
@@ -134,12 +134,24 @@ class TaskFront(Extension):
         if kept is None:  # refused as any call with these arguments is (the dispatcher says why); no task is made
             return await call_next(ctx)
         if modern and tool.task_starts_in_run:  # it runs while the client waits until it says where the task starts
-            try:
-                with as_task():
-                    return await call_next(ctx)
+            try:  # (the call route asks `asked_in_request` whether this call is the task's)
+                return await call_next(ctx)
             except TaskStartNow as now:
                 return await self._start(ctx, name, kept, modern, params, now.answers)
         return await self._start(ctx, name, kept, modern, params)
+
+    def asked_in_request(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: Any) -> bool:
+        """Whether this request's call runs in the client's request as the task it asked for, until it says where the
+        task starts (the case `_call` passes on to the handler): then the call route does not refuse it as task-only."""
+        if not is_modern(ctx.protocol_version) or not _declares_tasks(ctx) or not isinstance(arguments, dict):
+            return False
+        tool = self._server.caller_tool(name)
+        return (
+            tool is not None
+            and tool.task_support != "forbidden"
+            and tool.task_starts_in_run
+            and _kept_arguments(tool, arguments) is not None
+        )
 
     async def _start(
         self,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from server.mcp.mcp_server import TruloopMCP
+    from toolsets.core.context import Caller
 
 LIMITED = -32000
 
@@ -27,12 +28,13 @@ LIMITED = -32000
 @contextlib.asynccontextmanager
 async def admitted(
     server: TruloopMCP, request: ServerRequestContext[Any, Any], kind: RequestKind, target: str, arguments: Any = None
-) -> AsyncIterator[None]:
+) -> AsyncIterator[tuple[Caller, str]]:
+    """Admit the request; yields the caller and profile it resolved, for the request to run as (resolved once)."""
     caller, profile = await server.surface.resolve()
     info = server.request_info(request, profile)
     try:
         async with server.front_door.admitted(caller, info, kind, target, arguments):
-            yield
+            yield caller, profile
     except RequestRefusedError as refused:
         raise limited(refused.refused) from None
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from server.mcp.mcp_server import TruloopMCP
     from server.mcp.resources import ResourceFront
+    from toolsets.core.context import Caller
 
 FIXED: dict[str, list[str]] = {"language": ["ko", "en"], "unread_only": ["true", "false"]}
 
@@ -42,14 +43,14 @@ class CompletionFront:
 
     async def complete(self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> Any:
         target = getattr(params.ref, "name", None) or getattr(params.ref, "uri", "")
-        async with admitted(self._server, ctx, RequestKind.COMPLETE, str(target)):
-            done = await self._values(params.ref, params.argument.name, params.argument.value or "")
+        async with admitted(self._server, ctx, RequestKind.COMPLETE, str(target)) as who:
+            done = await self._values(params.ref, params.argument.name, params.argument.value or "", who)
         return types.CompleteResult(
             completion=types.Completion(values=done.values, total=done.total, has_more=done.has_more or None)
         )
 
-    async def _values(self, ref: Any, argument: str, partial: str) -> Completed:
-        scope = await self._resources.scope()
+    async def _values(self, ref: Any, argument: str, partial: str, who: tuple[Caller, str]) -> Completed:
+        scope = await self._resources.scope(who)
         listed = self._plugin_values(ref, argument, scope.profile)
         if listed is not None:
             needle = partial.casefold()

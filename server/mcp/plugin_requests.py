@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from server.mcp.mcp_server import TruloopMCP
-    from toolsets.core.context import ToolContext
+    from toolsets.core.context import Caller, ToolContext
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -36,10 +36,13 @@ class PluginRequests:
     def __init__(self, server: TruloopMCP) -> None:
         self._server = server
 
-    async def context(self, request: ServerRequestContext[Any, Any], params: Any) -> ToolContext[Any]:
-        """The context a plugin's resource or prompt runs in: this request's caller, client and progress."""
+    async def context(
+        self, request: ServerRequestContext[Any, Any], params: Any, who: tuple[Caller, str] | None = None
+    ) -> ToolContext[Any]:
+        """The context a plugin's resource or prompt runs in: this request's caller (`who`, when the request was
+        admitted as them), client and progress."""
         server = self._server
-        caller, profile = await server.surface.resolve()
+        caller, profile = who if who is not None else await server.surface.resolve()
 
         ports = server.ports(request, lambda: server.sdk_context(request, params))
         return server.front_door.context_for(

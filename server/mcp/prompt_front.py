@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from server.mcp.mcp_server import TruloopMCP
     from server.mcp.resources import ResourceFront
+    from toolsets.core.context import Caller
 
 
 class PromptFront:
@@ -63,16 +64,18 @@ class PromptFront:
         await subscriptions_of(self._server).publish(PromptsListChanged())
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
-        async with admitted(self._server, ctx, RequestKind.PROMPT, params.name, params.arguments):
-            return await self._get(ctx, params)
+        async with admitted(self._server, ctx, RequestKind.PROMPT, params.name, params.arguments) as who:
+            return await self._get(ctx, params, who)
 
-    async def _get(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
-        scope = await self._resources.scope()
+    async def _get(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams, who: tuple[Caller, str]
+    ) -> Any:
+        scope = await self._resources.scope(who)
         plugins = self._resources.plugins
         version = plugins.prompt(params.name, scope.profile) if plugins is not None else None
         if plugins is not None and version is not None:
             requests = self._resources.requests
-            call = plugins.get(version, dict(params.arguments or {}), await requests.context(ctx, params))
+            call = plugins.get(version, dict(params.arguments or {}), await requests.context(ctx, params, who))
             result = await requests.answer(params.name, call)
             return types.GetPromptResult.model_validate(result) if isinstance(result, dict) else result
         try:

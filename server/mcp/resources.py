@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from server.mcp.mcp_server import TruloopMCP
     from server.mcp.resource_bus import ScopedBus
+    from toolsets.core.context import Caller
     from toolsets.extensions.plugins.served_views import PluginViews
     from toolsets.views.changes import ResourceChanges
 
@@ -80,9 +81,10 @@ class ResourceFront:
         changes.subscribe(self.changed)
         changes.add_demand(self.wants_documents)
 
-    async def scope(self) -> ViewScope:
-        """The current request's caller and what their profile's tools let them see."""
-        caller, profile = await self._server.surface.resolve()
+    async def scope(self, who: tuple[Caller, str] | None = None) -> ViewScope:
+        """The current request's caller and what their profile's tools let them see (`who`: the caller and profile
+        the request was admitted as, when it was)."""
+        caller, profile = who if who is not None else await self._server.surface.resolve()
         toolset = self._server.front_door.toolset(profile)
         return ViewScope(caller, profile, {tool.name: tool.description for tool in toolset})
 
@@ -116,18 +118,18 @@ class ResourceFront:
 
     async def read(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
         uri = checked_uri(params)
-        async with admitted(self._server, ctx, RequestKind.READ, uri):
-            return await self._read(ctx, params, uri)
+        async with admitted(self._server, ctx, RequestKind.READ, uri) as who:
+            return await self._read(ctx, params, uri, who)
 
-    async def _read(self, ctx: ServerRequestContext[Any, Any], params: Any, uri: str) -> Any:
+    async def _read(self, ctx: ServerRequestContext[Any, Any], params: Any, uri: str, who: tuple[Caller, str]) -> Any:
         app = self._server.apps.read(uri) if uri.startswith("ui://") else None
         if app is not None:
             return app
-        scope = await self.scope()
+        scope = await self.scope(who)
         plugins = self.plugins
         found = plugins.find(uri, scope.profile) if plugins is not None else None
         if plugins is not None and found is not None:
-            call = plugins.read(found, uri, await self.requests.context(ctx, params))
+            call = plugins.read(found, uri, await self.requests.context(ctx, params, who))
             contents = await self.requests.answer(found.spec.name, call)
             if isinstance(contents, list):
                 return types.ReadResourceResult.model_validate({"contents": contents})

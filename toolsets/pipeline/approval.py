@@ -53,10 +53,14 @@ async def _refusal(call: ToolCall) -> ToolCancelled | None:
     return await refusal(call.ctx, tool.name, shown, message, question_key(tool.name, shown), rows)
 
 
-def _request(
+async def _ask(
     ctx: ToolContext[Any], name: str, shown: dict[str, Any], message: str, key: str, rows: tuple[tuple[str, str], ...]
-) -> ConfirmRequest:
-    return ConfirmRequest(name, shown, message, key, locale=caller_locale(ctx.caller), fields=rows)
+) -> Decision:
+    """The person's answer, through the front's confirmer (`UNAVAILABLE` when this front has none, or cannot ask)."""
+    if ctx.confirmer is None:
+        return Decision.UNAVAILABLE
+    request = ConfirmRequest(name, shown, message, key, locale=caller_locale(ctx.caller), fields=rows)
+    return await ctx.confirmer.confirm(request)
 
 
 async def refusal(
@@ -70,9 +74,7 @@ async def refusal(
     """Ask the user (`message`, in their language; `rows`: the arguments as labelled values) whether `name` may run
     with `shown`; the cancellation to return when they did not say yes, or None to go on (as `--confirm` says when
     nobody can be asked)."""
-    decision = Decision.UNAVAILABLE
-    if ctx.confirmer is not None:
-        decision = await ctx.confirmer.confirm(_request(ctx, name, shown, message, key, rows))
+    decision = await _ask(ctx, name, shown, message, key, rows)
     if decision is not Decision.UNAVAILABLE:
         return _answered(name, decision)
     if ctx.confirm_policy is ConfirmPolicy.STRICT and ctx.unasked is not None:
@@ -110,10 +112,9 @@ async def person_refusal(
     """Ask a person (`message`) whether `name` may run with `shown`, whatever `--confirm` says: None only on their
     yes. A client that cannot ask gets a cancellation that says so (neither the policy nor a host's approval of the
     call that asks stands in for it)."""
-    if ctx.confirmer is not None:
-        decision = await ctx.confirmer.confirm(_request(ctx, name, shown, message, key, rows))
-        if decision is not Decision.UNAVAILABLE:
-            return _answered(name, decision)
+    decision = await _ask(ctx, name, shown, message, key, rows)
+    if decision is not Decision.UNAVAILABLE:
+        return _answered(name, decision)
     return ToolCancelled(
         f"{name} needs a person's yes, and this client cannot ask for it (no elicitation); nothing was changed. "
         "Use a client that supports elicitation."

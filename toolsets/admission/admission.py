@@ -33,9 +33,13 @@ class Ticket:
         return self._slot is not None
 
     async def leave(self) -> None:
+        """Give the slot back, also while the request's task is being cancelled (a slot never leaks with it)."""
         slot, self._slot = self._slot, None
         if slot is not None and self._limiter is not None:
-            await self._limiter.release(self._user, slot)
+            import anyio
+
+            with anyio.CancelScope(shield=True):
+                await self._limiter.release(self._user, slot)
 
 
 FREE = Ticket()  # what a request that holds nothing gets (a ticket whose `leave` does nothing)

@@ -473,8 +473,7 @@ class Deployment:
     async def caller(self) -> Caller:
         """The caller without a token (stdio's `--user`, the pipe, in-process), in their zone and language; made
         again only when the directory's answer changes (it keeps one answer per user for a while)."""
-        directory, user = self.directory_localities, self.settings.user
-        listed = directory.fresh(user) or await directory.of(user)
+        listed = await self.directory_localities.of(self.settings.user)
         made = self._located
         if made is not None and made[0] is listed:
             return made[1]

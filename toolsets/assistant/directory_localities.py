@@ -33,10 +33,9 @@ class DirectoryLocalities:
 
     async def of(self, user_id: str) -> Locality:
         """What the directory says of `user_id` (nothing for a user it does not hold, or while it cannot be read)."""
-        now = time.monotonic()
-        kept = self._kept.get(user_id)
-        if kept is not None and kept[0] > now:
-            return kept[1]
+        kept = self.fresh(user_id)
+        if kept is not None:
+            return kept
         try:
             user = await self._users().get(user_id)
         except Exception:
@@ -45,5 +44,5 @@ class DirectoryLocalities:
         found = Locality() if user is None else Locality(zone_or_none(user.timezone), locale_or_none(user.locale))
         if len(self._kept) >= self.KEPT:
             self._kept.clear()
-        self._kept[user_id] = (now + self.FRESH_SECONDS, found)
+        self._kept[user_id] = (time.monotonic() + self.FRESH_SECONDS, found)
         return found

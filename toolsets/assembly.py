@@ -50,13 +50,15 @@ def assemble(
     device_only_hidden: bool = False,
     metrics: CallRecorder | None = None,
     admission: Admission | None = None,
+    version: str | None = None,
 ) -> FrontDoor:
     """The gates are the built-in ones plus `gates_file`'s (checked against the tools here); the audit log is
     `services.audit`'s when it has one; conversations are kept in memory unless given. `toolsets` are the member
     and guest toolsets before policy (default: `assistant_toolsets(extensions, exposure)`); `middleware` are your
     own instances, run inside the standard ones (`standard_middleware`), in order; `metrics` records every call
     (`toolsets.pipeline.call_metrics`); `admission` bounds each caller's requests (`toolsets.admission`; none
-    by default). `device_only_hidden`: no device can reach this door's fronts, so the
+    by default); `version` is the built-in tools' in audit lines (default: read from the installed package's
+    metadata with the first audited request). `device_only_hidden`: no device can reach this door's fronts, so the
     deferred tools only a device answers are left out of every profile."""
     from toolsets.core.conversation import MemoryConversations
     from toolsets.extensions.exposure.policy import ToolExposure
@@ -67,7 +69,12 @@ def assemble(
     if device_only_hidden:
         bare = without_device_only_tools(bare)
     standard = standard_middleware(
-        audit=services.audit, gates=gates, plugins=extensions.plugins, metrics=metrics, trials=extensions.trials
+        audit=services.audit,
+        gates=gates,
+        plugins=extensions.plugins,
+        metrics=metrics,
+        trials=extensions.trials,
+        version=version,
     )
     chain = [*standard, *middleware]
     profiles = build_profiles(middleware=chain, extensions=extensions, exposure=exposure, toolsets=bare)
@@ -78,4 +85,5 @@ def assemble(
         conversations=conversations if conversations is not None else MemoryConversations(),
         confirm_policy=confirm_policy,
         admission=admission,
+        version=version,
     )

@@ -58,6 +58,7 @@ class FrontDoor:
         conversations: Conversations,
         confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO,
         admission: Admission | None = None,
+        version: str | None = None,
     ) -> None:
         self.profiles = profiles
         self.services = services
@@ -65,7 +66,7 @@ class FrontDoor:
         self.conversations = conversations
         self.confirm_policy = confirm_policy
         self.admission = admission if admission is not None else unlimited()
-        self._builtin_version: str | None = None  # (read with the first audited request)
+        self._builtin_version = version  # (None: read with the first audited request)
         self._known_users: dict[str, str] = {}
         # (user, role) -> (the event loop writing their entry, the event set when it is written)
         self._entering: dict[tuple[str, str], tuple[Any, Any]] = {}

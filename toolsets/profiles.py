@@ -108,6 +108,7 @@ def standard_middleware(
     plugins: PluginCatalog | None = None,
     metrics: CallRecorder | None = None,
     trials: PluginTrials | None = None,
+    version: str | None = None,
 ) -> list[Middleware]:
     """The deployment's own middleware instances, outermost first: the metrics time the whole pipeline and count
     every outcome; the canary picks a plugin call's version before the audit line that names it; the audit log sees
@@ -128,7 +129,7 @@ def standard_middleware(
     if audit is not None:
         from toolsets.pipeline.audit.audit_middleware import AuditMiddleware
 
-        chain.append(AuditMiddleware(audit))
+        chain.append(AuditMiddleware(audit, version))
     chain.append(TracingMiddleware())
     if gates:
         from toolsets.pipeline.gates.gate_middleware import GateMiddleware

@@ -187,6 +187,7 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
             main.session_manager.run(),
             safe.session_manager.run(),
         ):
+            await deployment.ready()  # before uvicorn listens: the first call costs what any other does
             yield
 
     def is_live(session_id: str) -> bool:

@@ -32,24 +32,39 @@ def at_least(level: str, threshold: str) -> bool:
     return LEVELS.index(level) >= LEVELS.index(threshold)
 
 
+def outcome_level(outcome: ToolResult) -> str | None:
+    """The level a call's outcome is told at; None for a call waiting on the client's input (the client is being
+    asked, not told)."""
+    if isinstance(outcome, ToolErr):
+        if outcome.code in FAILURES:
+            return "error"
+        return "warning"
+    if isinstance(outcome, ToolCancelled):
+        return "info"
+    if isinstance(outcome, ToolOk):
+        return "debug"
+    return None
+
+
 def outcome_event(masker: Masker, name: str, outcome: ToolResult, started: float) -> tuple[str, dict[str, Any]] | None:
     """(level, data) of the message about a call of `name` that began at `started` (monotonic); None for a call
     waiting on the client's input (the client is being asked, not told)."""
+    level = outcome_level(outcome)
+    if level is None:
+        return None
     seconds = round(time.monotonic() - started, 3)
     tool = masker.text(name)
     if isinstance(outcome, ToolErr):
         if outcome.code in FAILURES:
-            level, event = "error", "tool_failed"
+            event = "tool_failed"
         elif outcome.code is ErrorCode.PRECONDITION:
-            level, event = "warning", "gate_refused"
+            event = "gate_refused"
         else:
-            level, event = "warning", "tool_refused"
+            event = "tool_refused"
         return level, {"event": event, "tool": tool, "code": outcome.code.value, "message": masker.text(outcome.reason)}
     if isinstance(outcome, ToolCancelled):
-        return "info", {"event": "tool_cancelled", "tool": tool, "message": masker.text(outcome.reason)}
-    if isinstance(outcome, ToolOk):
-        return "debug", {"event": "tool_answered", "tool": tool, "seconds": seconds}
-    return None
+        return level, {"event": "tool_cancelled", "tool": tool, "message": masker.text(outcome.reason)}
+    return level, {"event": "tool_answered", "tool": tool, "seconds": seconds}
 
 
 def message_params(level: str, data: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,15 @@ import mcp.types as types
 from mcp.server.connection import allowed_log_levels
 
 from server.mcp.call_ports import CallPorts
-from server.mcp.log_events import DEFAULT_LEVEL, LOGGER_NAME, TOOLS_CHANGED, at_least, message_params, outcome_event
+from server.mcp.log_events import (
+    DEFAULT_LEVEL,
+    LOGGER_NAME,
+    TOOLS_CHANGED,
+    at_least,
+    message_params,
+    outcome_event,
+    outcome_level,
+)
 from server.mcp.protocol_era import is_modern
 from server.sdk_compat import connection_of
 
@@ -92,8 +100,11 @@ class LogBridge:
     async def tool_outcome(
         self, request: ServerRequestContext[Any, Any], name: str, outcome: ToolResult, started: float
     ) -> None:
+        level = outcome_level(outcome)  # None: input required: the client is being asked, not told
+        if level is None or not self.hears(request, level):  # (the masking made only for what is said)
+            return
         said = outcome_event(self._masker, name, outcome, started)
-        if said is not None:  # None: input required: the client is being asked, not told
+        if said is not None:
             await self.send(request, *said)
 
     async def deferred_wait(self, request: ServerRequestContext[Any, Any], call: DeferredCall) -> None:
@@ -122,6 +133,12 @@ class LogBridge:
             if connection is not None:
                 self._connections.add(connection)
 
+    def hears(self, request: ServerRequestContext[Any, Any], level: str, default: str = DEFAULT_LEVEL) -> bool:
+        """Whether a message at `level` reaches `request`'s client (its session's level, or the request's own)."""
+        if is_modern(request.protocol_version):
+            return level in allowed_log_levels(request.protocol_version, request.meta)
+        return at_least(level, self.level_of(connection_of(request.session), default))
+
     async def send(
         self,
         request: ServerRequestContext[Any, Any],
@@ -133,10 +150,7 @@ class LogBridge:
     ) -> None:
         """`data` as a `notifications/message` on `request`'s stream, if its session or the request asks for `level`
         (`default`: what a handshake-era session that never set a level hears)."""
-        if is_modern(request.protocol_version):
-            if level not in allowed_log_levels(request.protocol_version, request.meta):
-                return
-        elif not at_least(level, self.level_of(connection_of(request.session), default)):
+        if not self.hears(request, level, default):
             return
         message = types.LoggingMessageNotification(
             params=types.LoggingMessageNotificationParams(level=level, data=data, logger=logger_name)

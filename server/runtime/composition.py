@@ -429,6 +429,7 @@ class Deployment:
     def _assemble(self) -> FrontDoor:
         """`toolsets.assembly.assemble` with what the settings add (the gates file, the extensions, conversations in
         Redis, the audit log through the services)."""
+        from server import __version__
         from toolsets.assembly import assemble
 
         settings = self.settings
@@ -443,7 +444,20 @@ class Deployment:
             device_only_hidden=not self.reaches_devices,
             metrics=self.metrics,
             admission=self.admission,
+            version=__version__,
         )
+
+    async def ready(self) -> FrontDoor:
+        """What a front's first call would otherwise wait for, done before the front answers anyone: the door
+        composed, the default caller read from the user directory (the store opened) and the masking loaded. A
+        front calls it before its first answer (stdio's `initialize`, HTTP's listening socket), so the first call
+        costs what any other does."""
+        door = self.front_door
+        await self.caller()
+        # the masking's patterns compile on import (~10 ms): every audit line and told outcome needs them
+        import toolsets.pipeline.audit.masking  # noqa: F401
+
+        return door
 
     @property
     def profiles(self) -> Profiles:

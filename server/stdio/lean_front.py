@@ -38,7 +38,7 @@ import anyio.abc
 from pydantic_core import to_json
 
 from server.mcp.call_route import lean_may_take, plain_call, route_call
-from server.mcp.log_events import outcome_event
+from server.mcp.log_events import outcome_event, outcome_level
 from server.mcp.pagination import Pager
 from server.mcp.request_info import mcp_request_info
 from server.mcp.wire_forms import (
@@ -196,11 +196,12 @@ class StdioFront:
         # a client that renders MCP Apps gets its tools/list from the SDK's path, which adds the apps' bindings
         self._apps = APPS_EXTENSION in (params["capabilities"].get("extensions") or {})
         self._protocol = negotiated_version(params.get("protocolVersion"))
-        self._reply(data["id"], initialize_result(params.get("protocolVersion"), self._version))
-        self.flush()  # out before the tools are composed
-        self._door()  # built now, while the client reads the answer: what the first list or call needs
+        # the door and the caller ready before the answer: a client lists or calls right after it, and both need them
+        await self.deployment.ready()
         _loaded()  # start-up is over: collected again from here on
         self._subscribe_to_tool_changes()
+        self._reply(data["id"], initialize_result(params.get("protocolVersion"), self._version))
+        self.flush()
 
     async def _answer(self, data: dict[str, Any], answer: Any) -> None:
         refusal = self.checker.admit(data)
@@ -261,9 +262,11 @@ class StdioFront:
             door = self._door()
             ctx = self._context(request_id, self.deployment.caller_now() or await self.deployment.caller())
             outcome = await route_call(door, ctx, name, arguments, fixed_list=False, list_changed=self._list_changed)
-            said = outcome_event(self._masking(), name, outcome, started)
-            if said is not None:
-                self.session.log(*said)
+            level = outcome_level(outcome)
+            if level is not None and self.session.hears(level):  # (the masking made only for what is said)
+                said = outcome_event(self._masking(), name, outcome, started)
+                if said is not None:
+                    self.session.log(*said)
             if self._calls.pop(request_id, None) is not None:
                 self._reply(request_id, call_result(outcome))
                 if not self._calls:  # the only call running (a client waiting on each answer): out now

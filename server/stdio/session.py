@@ -43,8 +43,12 @@ class StdioSession:
             message["params"] = params
         self._write(message)
 
+    def hears(self, level: str) -> bool:
+        """Whether a `notifications/message` at `level` reaches this session."""
+        return at_least(level, self.log_level)
+
     def log(self, level: str, data: dict[str, Any]) -> None:
-        if at_least(level, self.log_level):
+        if self.hears(level):
             self.notify("notifications/message", message_params(level, data))
 
     def tools_changed(self) -> None:

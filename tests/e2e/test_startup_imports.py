@@ -1,8 +1,9 @@
 """Cold start: what the stdio server loads before it answers `initialize`.
 
-The settings and the server's own assembly (and, with the speed paths off, the MCP SDK); never the toolsets, the
-profiles, the plugin machinery, the store or the audit writer: they load on the first `tools/list` or `tools/call`
-(with the speed paths on, right after the answer to `initialize` is written).
+With the speed paths on, the lean front answers `initialize` once the front door is composed and the default caller
+read (`Deployment.ready()`), so the first `tools/list` or `tools/call` right after the handshake waits for nothing;
+it still never loads the MCP SDK, nor what only some calls need (the other stores, the masker's number libraries,
+the plugin machinery, metrics). With the speed paths off, the SDK answers `initialize` before any toolset loads.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from server.settings import Settings
 from tests.support import INIT, child_env
 
 ROOT = Path(__file__).resolve().parents[2]
-# Modules (and their submodules) that answering initialize must not load.
-NOT_BEFORE_INITIALIZE = (
+# What the front door and the first call need: loaded before the lean front answers initialize, never before the
+# SDK answers it on the plain path.
+THE_DOOR = (
     "toolsets.profiles",  # composing the profiles loads every toolset
     "toolsets.front_door",
     "toolsets.pipeline.canary",
@@ -30,9 +32,6 @@ NOT_BEFORE_INITIALIZE = (
     "toolsets.pipeline.audit.audit_middleware",
     "toolsets.pipeline.audit.writer",
     "toolsets.pipeline.audit.masking",
-    "phonenumbers",  # the masker's libraries: imported on the first masked number (numbers.py)
-    "stdnum",
-    "toolsets.assistant.directory",
     "toolsets.extensions.exposure.tools",
     "toolsets.assistant.datetime_tools",
     "toolsets.assistant.event_tools",
@@ -40,23 +39,29 @@ NOT_BEFORE_INITIALIZE = (
     "toolsets.assistant.knowledge_tools",
     "toolsets.assistant.user_tools",
     "toolsets.assistant.relay_tools",
-    "toolsets.extensions.workspace",
-    "toolsets.infra.store.sqlite.database",  # the store's backend is chosen at start, opened on first use
-    "toolsets.infra.store.postgres.database",
+    "toolsets.infra.store.sqlite.database",  # the default caller is read from the user directory
     "toolsets.infra.store.users",
-    "toolsets.infra.store.events",
-    "toolsets.infra.store.inbox",
-    "toolsets.infra.store.memories",
+    "toolsets.infra.store.memories",  # the tools' contracts
     "toolsets.infra.store.knowledge",
-    "psycopg",
-    "psycopg_pool",
     "toolsets.pipeline.tracing",
     "toolsets.pipeline.gates",
+    "sqlite3",
+)
+# Modules (and their submodules) that answering initialize must not load on either path.
+NEVER_BEFORE_INITIALIZE = (
+    "phonenumbers",  # the masker's libraries: imported on the first masked number (numbers.py)
+    "stdnum",
+    "toolsets.assistant.directory",
+    "toolsets.extensions.workspace",
+    "toolsets.infra.store.postgres.database",  # the store's backend is chosen at start, each store opened on use
+    "toolsets.infra.store.events",
+    "toolsets.infra.store.inbox",
+    "psycopg",
+    "psycopg_pool",
     "toolsets.extensions.plugins.catalog",
     "toolsets.extensions.plugins.deployment",
     "bridge.jsonrpc",
     "tomllib",
-    "sqlite3",
     "server.settings_text",  # one-line errors and the README table; --help needs only server.settings
     "prometheus_client",  # /metrics is HTTP's: stdio never builds the metrics (server/runtime/metrics.py)
     "server.runtime.metrics",
@@ -84,17 +89,17 @@ def forbidden(modules: list[str], names: tuple[str, ...]) -> list[str]:
 
 
 @pytest.mark.slow
-def test_initialize_is_answered_before_any_toolset_loads(tmp_path: Path) -> None:
+def test_initialize_is_answered_with_the_door_ready_and_without_the_sdk(tmp_path: Path) -> None:
     loaded = loaded_before_answer([], tmp_path)
-    assert {"server.settings", "server.runtime.composition"} <= set(loaded)
-    assert forbidden(loaded, (*NOT_BEFORE_INITIALIZE, "mcp", "mcp_types")) == []  # the lean front answers it
+    assert {"server.settings", "server.runtime.composition", "toolsets.front_door", "toolsets.profiles"} <= set(loaded)
+    assert forbidden(loaded, (*NEVER_BEFORE_INITIALIZE, "mcp", "mcp_types")) == []  # the lean front answers it
 
 
 @pytest.mark.slow
 def test_without_the_speed_paths_the_sdk_answers_initialize_before_any_toolset_loads(tmp_path: Path) -> None:
     loaded = loaded_before_answer([], tmp_path, child_env(TRULOOP_FAST_PATHS="0"))
     assert {"mcp.server.mcpserver", "server.settings", "server.runtime.composition"} <= set(loaded)
-    assert forbidden(loaded, NOT_BEFORE_INITIALIZE) == []
+    assert forbidden(loaded, (*THE_DOOR, *NEVER_BEFORE_INITIALIZE)) == []
 
 
 @pytest.mark.slow

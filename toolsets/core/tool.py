@@ -140,7 +140,7 @@ class Tool:
         return self.result_model.model_json_schema()
 
     def unknown_keys(self, raw: Mapping[str, Any]) -> list[str]:
-        known = self.args_model.model_fields
+        known = self._signature[1]  # the model's fields (its `model_fields`, without the class lookup per call)
         return sorted(key for key in raw if key not in known)
 
     def parse_arguments(self, raw: Mapping[str, Any]) -> BaseModel:
@@ -150,7 +150,7 @@ class Tool:
 
     async def run(self, ctx: ToolContext[Any], arguments: BaseModel) -> BaseModel:
         """Call the function itself (no policy, no deferral): the innermost step of a call."""
-        kwargs = {name: getattr(arguments, name) for name in type(arguments).model_fields}
+        kwargs = {name: getattr(arguments, name) for name in self._signature[1]}  # (the fields of `args_model`)
         if self._signature[0]:
             return await self.function(ctx, **kwargs)
         return await self.function(**kwargs)

@@ -97,16 +97,14 @@ class Deployment:
         return self._redis
 
     def _build_bridge(self) -> DeviceBridge:
-        from bridge.pending import BridgeBackend, InMemoryBridgeBackend
+        from bridge.pending import BackendFactory, InMemoryBridgeBackend
         from bridge.service import DeviceBridge
 
-        backend: BridgeBackend
+        backend: BackendFactory = InMemoryBridgeBackend
         if self.settings.redis_url is not None:
             from bridge.redis_backend import RedisBackend
 
-            backend = RedisBackend(self.redis, prefix=self.settings.redis_prefix)
-        else:
-            backend = InMemoryBridgeBackend()
+            backend = functools.partial(RedisBackend, self.redis, prefix=self.settings.redis_prefix)
         return DeviceBridge(backend, extra_channel=sendbird_channel(self.settings))
 
     def _build_services(self) -> Services:

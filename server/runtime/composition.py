@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from toolsets.infra.locality import Locality
     from toolsets.profiles import Extensions, Profiles
     from toolsets.services import Services
+    from toolsets.views.changes import ChangeRelay
 
 T = TypeVar("T")
 
@@ -112,6 +113,7 @@ class Deployment:
         from server.runtime.audit_log import open_audit_log
         from toolsets.infra.store.backend import open_backend
         from toolsets.services import Services
+        from toolsets.views.changes import ResourceChanges
 
         settings = self.settings
         return Services(
@@ -122,7 +124,17 @@ class Deployment:
             delivery=DeviceDelivery(self.bridge),
             scheduler=self.schedules,  # runs ticks only while the deployment is open
             open_audit=functools.partial(open_audit_log, settings),  # on the first audit line, not at start
+            resource_changes=ResourceChanges(self._change_relay()),
         )
+
+    def _change_relay(self) -> ChangeRelay | None:
+        """How resource changes reach the other replicas (Redis pub/sub, run while the deployment is open), when
+        there is a Redis."""
+        if self.settings.redis_url is None:
+            return None
+        from server.mcp.resource_relay import RedisChangeRelay
+
+        return RedisChangeRelay(self.redis, prefix=self.settings.redis_prefix)
 
     # -- extensions --------------------------------------------------------------------------------------------
 
@@ -349,17 +361,15 @@ class Deployment:
     @asynccontextmanager
     async def _resource_changes(self) -> AsyncIterator[None]:
         """While serving: the docs folder watched while documents are subscribed to, and changes relayed to and
-        from the other replicas through Redis (`server/mcp/resource_relay.py`) when it is configured."""
+        from the other replicas by the hub's relay (`server/mcp/resource_relay.py`, built into the hub of the
+        services built here when Redis is configured; services given bring their own hub, relay or not)."""
         changes = self.services.resource_changes
         if changes is None:  # services given without them: nobody hears of changes
             yield
             return
         async with anyio.create_task_group() as tg:
             tg.start_soon(changes.watch_documents, lambda: self.services.knowledge.ensure_fresh())
-            if self.redis is not None:
-                from server.mcp.resource_relay import RedisChangeRelay
-
-                await tg.start(RedisChangeRelay(self.redis, changes, prefix=self.settings.redis_prefix).run)
+            await tg.start(changes.relaying)
             try:
                 yield
             finally:

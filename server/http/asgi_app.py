@@ -128,9 +128,11 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
 
     deployment = Deployment(settings, metered=True)  # both surfaces share it; /metrics reads its registry
     bridge, services = deployment.bridge, deployment.services
+    # the sessions of each endpoint the lean HTTP path serves, told of each `initialize` by the endpoint's server
+    lean = {path: speed.lean_sessions() for path in ("/mcp", "/notification-safe/mcp")} if settings.fast_paths else {}
     # the bearer middleware guards the MCP endpoints (its 401 names each surface's metadata), not the SDK's
-    main = deployment.mcp_server("member" if settings.auth_enabled else None)
-    safe = deployment.mcp_server("notification-safe")
+    main = deployment.mcp_server("member" if settings.auth_enabled else None, lean_sessions=lean.get("/mcp"))
+    safe = deployment.mcp_server("notification-safe", lean_sessions=lean.get("/notification-safe/mcp"))
     from server.http.sse_replay import RETRY_MS, SessionEvents
     from server.sdk_compat import own_event_stores
 
@@ -223,7 +225,7 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     # outermost first: a rebound page is refused before its token or body is looked at
     stack = [*host_guard(settings), *middleware, caps, peek, backlog]
     if settings.fast_paths:  # innermost: only a request every check above let through
-        stack.append(speed.lean_http_middleware({"/mcp": main, "/notification-safe/mcp": safe}))
+        stack.append(speed.lean_http_middleware({"/mcp": main, "/notification-safe/mcp": safe}, lean))
     app = Starlette(routes=routes, middleware=stack, lifespan=lifespan)
     app.state.bridge = bridge
     app.state.services = services

@@ -169,7 +169,7 @@ async def _seed_demo(settings: Settings, services: Any) -> None:
         # the zone asked for (--timezone, TRULOOP_TIMEZONE), else the demo's own: never the machine's by accident
         zone = settings.timezone if "timezone" in settings.model_fields_set else HOME_ZONE
         if not await seed_demo(services, settings.user, zone):
-            services.start_notes = (*services.start_notes, not_seeded_note(services.data_dir))
+            services.note_at_start(not_seeded_note(services.data_dir))
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -140,19 +140,19 @@ class Deployment:
 
     @cached_property
     def plugins(self) -> PluginCatalog | None:
-        """The tools folder's catalog (`--tools-dir`), configured with its canary; None without one."""
+        """The tools folder's catalog (`--tools-dir`), built with its canary's store, key and audit; None without."""
         settings = self.settings
         if settings.tools_dir is None:
             return None
         from server.runtime.feedback_recorder import feedback_recorder
         from server.runtime.plugin_catalog import plugin_catalog
+        from toolsets.pipeline.canary.router import CanarySetup
 
         feedback = feedback_recorder(settings, lambda: self.services.feedback, self._audit_event)
-        catalog = plugin_catalog(settings, feedback)
-        catalog.canary.configure(
+        canary = CanarySetup(
             self._canary_store(), settings.canary_key, self._audit_event, settings.canary_scheduled_gap
         )
-        return catalog
+        return plugin_catalog(settings, feedback, canary)
 
     def _audit_event(self, entry: dict[str, Any]) -> None:
         """An audit line of the deployment's own (a canary decision); the log opens on its first line."""

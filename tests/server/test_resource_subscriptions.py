@@ -150,8 +150,7 @@ async def test_a_change_noticed_on_one_replica_reaches_a_session_on_another(
     clients = [redis_of(redis_url), redis_of(redis_url)]
 
     def replica(client: Any) -> Deployment:
-        services = services_for(data)
-        services.resource_changes = ResourceChanges(RedisChangeRelay(client, prefix=redis_prefix))
+        services = services_for(data, resource_changes=ResourceChanges(RedisChangeRelay(client, prefix=redis_prefix)))
         shared = settings(redis_url=SecretStr(redis_url), redis_prefix=redis_prefix, data_dir=data)
         return Deployment(shared, services=services)
 

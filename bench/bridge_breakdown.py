@@ -20,6 +20,7 @@ and the same on `InMemoryBridgeBackend` (the in-process floor). Redis command co
 from __future__ import annotations
 
 import argparse
+import functools
 import secrets
 import statistics
 import sys
@@ -33,7 +34,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bridge.jsonrpc import RpcResponse
-from bridge.pending import BridgeBackend, InMemoryBridgeBackend, PendingCall
+from bridge.pending import BackendFactory, InMemoryBridgeBackend, PendingCall
 from bridge.redis_backend import RedisBackend
 from bridge.service import DeviceBridge
 
@@ -51,12 +52,12 @@ async def command_stats(url: str) -> Counter[str]:
     return Counter({name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()})
 
 
-async def measure(backend: BridgeBackend, calls: int, warmup: int) -> dict[str, list[float]]:
+async def measure(backend: BackendFactory, calls: int, warmup: int) -> dict[str, list[float]]:
     bridge = DeviceBridge(backend, heartbeat=60.0)
     stages: dict[str, list[float]] = defaultdict(list)
     marks: dict[str, float] = {}
     async with bridge.running():
-        listening = getattr(backend, "listening", None)
+        listening = getattr(bridge.backend, "listening", None)
         if listening is not None:
             with anyio.fail_after(5):
                 await listening.wait()
@@ -118,10 +119,11 @@ def report(name: str, stages: dict[str, list[float]]) -> str:
 
 async def main_async(args: argparse.Namespace) -> None:
     prefix = f"truloop-bench-{secrets.token_hex(6)}:"
-    memory = await measure(InMemoryBridgeBackend(), args.calls, args.warmup)
+    memory = await measure(InMemoryBridgeBackend, args.calls, args.warmup)
     before = await command_stats(args.redis_url)
     try:
-        redis_stages = await measure(RedisBackend(args.redis_url, prefix=prefix), args.calls, args.warmup)
+        redis = functools.partial(RedisBackend, args.redis_url, prefix=prefix)
+        redis_stages = await measure(redis, args.calls, args.warmup)
     finally:
         await delete_keys(args.redis_url, prefix)
     after = await command_stats(args.redis_url)

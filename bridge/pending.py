@@ -8,7 +8,7 @@ connected elsewhere, and the wake-up of a call waiting on another replica.
 import contextlib
 import enum
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -50,16 +50,40 @@ class Outcome(enum.Enum):
     ALREADY_ANSWERED = "already_answered"
 
 
-ResultListener = Callable[[str], None]
-EnvelopeListener = Callable[[str, dict[str, Any]], None]
-ReconnectListener = Callable[[], Awaitable[None]]
+class BackendListener(Protocol):
+    """Who a backend tells what reached this replica through it (the `DeviceBridge` that owns it), given to the
+    backend when it is built (`BackendFactory`)."""
+
+    def call_answered(self, call_id: str) -> None:
+        """`call_id` was answered and its answer stored for `take_result`: wake its waiter, if it waits here."""
+        ...
+
+    def envelope_arrived(self, user_id: str, envelope: dict[str, Any]) -> None:
+        """An envelope for `user_id`'s devices: hand it to the device streams this replica holds."""
+        ...
+
+    async def store_restored(self) -> None:
+        """The shared store came back (possibly empty): re-announce what this replica holds."""
+        ...
+
+
+class NoListener:
+    """A backend used on its own (tests, tools): nobody is told."""
+
+    def call_answered(self, call_id: str) -> None:
+        return None
+
+    def envelope_arrived(self, user_id: str, envelope: dict[str, Any]) -> None:
+        return None
+
+    async def store_restored(self) -> None:
+        return None
+
+
+NOBODY = NoListener()
 
 
 class BridgeBackend(Protocol):
-    on_result: ResultListener
-    on_envelope: EnvelopeListener
-    on_reconnect: ReconnectListener  # the shared store came back (possibly empty): re-announce what we hold
-
     def running(self) -> contextlib.AbstractAsyncContextManager[None]: ...
 
     async def create(self, call: PendingCall) -> None: ...
@@ -70,7 +94,7 @@ class BridgeBackend(Protocol):
         self, call_id: str, user_id: str, response: dict[str, Any], *, waiter_here: bool = False
     ) -> Outcome:
         """Resume `call_id` once with `response`. `waiter_here`: the caller hands the answer to its waiter
-        itself, so it is neither stored for `take_result` nor announced to `on_result`."""
+        itself, so it is neither stored for `take_result` nor announced to its listener's `call_answered`."""
         ...
 
     async def take_result(self, call_id: str) -> dict[str, Any] | None: ...
@@ -83,25 +107,16 @@ class BridgeBackend(Protocol):
     async def ping(self) -> None: ...
 
 
-def _ignore_result(call_id: str) -> None:
-    return None
-
-
-def _ignore_envelope(user_id: str, envelope: dict[str, Any]) -> None:
-    return None
-
-
-async def _ignore_reconnect() -> None:
-    return None
+# what a `DeviceBridge` builds its backend with, handing it the listener (itself): `InMemoryBridgeBackend`, or
+# `functools.partial(RedisBackend, client, prefix=...)`
+BackendFactory = Callable[[BackendListener], BridgeBackend]
 
 
 class InMemoryBridgeBackend:
     """In-process state; completions are at-most-once because the event loop runs them one at a time."""
 
-    def __init__(self) -> None:
-        self.on_result: ResultListener = _ignore_result
-        self.on_envelope: EnvelopeListener = _ignore_envelope
-        self.on_reconnect: ReconnectListener = _ignore_reconnect
+    def __init__(self, listener: BackendListener = NOBODY) -> None:
+        self._listener = listener
         self._calls: dict[str, PendingCall] = {}
         self._answered: dict[str, tuple[str, float]] = {}
         self._results: dict[str, dict[str, Any]] = {}
@@ -154,7 +169,7 @@ class InMemoryBridgeBackend:
         self._answered[call_id] = (user_id, time.time())
         if not waiter_here:
             self._results[call_id] = response
-            self.on_result(call_id)
+            self._listener.call_answered(call_id)
         return Outcome.COMPLETED
 
     async def take_result(self, call_id: str) -> dict[str, Any] | None:
@@ -175,7 +190,7 @@ class InMemoryBridgeBackend:
         return any(until > now for until in self._presence.get(user_id, {}).values())
 
     async def publish_envelope(self, user_id: str, envelope: dict[str, Any]) -> None:
-        self.on_envelope(user_id, envelope)
+        self._listener.envelope_arrived(user_id, envelope)
 
     async def ping(self) -> None:
         return None

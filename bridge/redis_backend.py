@@ -26,15 +26,11 @@ import anyio
 from bridge.pending import (
     ANSWERED_TTL_SECONDS,
     CALL_TTL_SECONDS,
+    NOBODY,
     RESULT_TTL_SECONDS,
-    EnvelopeListener,
+    BackendListener,
     Outcome,
     PendingCall,
-    ReconnectListener,
-    ResultListener,
-    _ignore_envelope,
-    _ignore_reconnect,
-    _ignore_result,
 )
 from toolsets.infra.redis_client import redis_of
 
@@ -70,8 +66,9 @@ TAKE = "local v = redis.call('GET', KEYS[1]); if v then redis.call('DEL', KEYS[1
 
 
 class RedisBackend:
-    def __init__(self, client: Any, *, prefix: str = "truloop:") -> None:
-        """`client`: the deployment's Redis client (toolsets/infra/redis_client.py), or a URL to open one on."""
+    def __init__(self, client: Any, listener: BackendListener = NOBODY, *, prefix: str = "truloop:") -> None:
+        """`client`: the deployment's Redis client (toolsets/infra/redis_client.py), or a URL to open one on;
+        `listener`: who is told what reaches this replica through Redis (its `DeviceBridge`)."""
         self._redis = redis_of(client)
         self._prefix = prefix
         # Envelopes this replica publishes reach its own device streams directly, not back through Redis.
@@ -79,9 +76,7 @@ class RedisBackend:
         self._complete = self._redis.register_script(COMPLETE)
         self._take = self._redis.register_script(TAKE)
         self._create_and_send = self._redis.register_script(CREATE_AND_SEND)
-        self.on_result: ResultListener = _ignore_result
-        self.on_envelope: EnvelopeListener = _ignore_envelope
-        self.on_reconnect: ReconnectListener = _ignore_reconnect
+        self._listener = listener
         self.listening = anyio.Event()
 
     def _key(self, *parts: str) -> str:
@@ -121,7 +116,7 @@ class RedisBackend:
                 if lost:
                     lost = False
                     logger.info("Redis subscription restored")
-                    await self.on_reconnect()
+                    await self._listener.store_restored()
                 while True:
                     message = await pubsub.get_message(timeout=1.0)
                     if message is not None:
@@ -143,11 +138,11 @@ class RedisBackend:
         if message["type"] != "message":
             return
         if message["channel"] == results:
-            self.on_result(message["data"])
+            self._listener.call_answered(message["data"])
         else:
             payload = json.loads(message["data"])
             if payload.get("origin") != self._origin:  # this replica's own were handed over when sent
-                self.on_envelope(payload["user"], payload["envelope"])
+                self._listener.envelope_arrived(payload["user"], payload["envelope"])
 
     async def ping(self) -> None:
         await self._redis.ping()
@@ -159,7 +154,7 @@ class RedisBackend:
         """`create`, then `publish_envelope` if the user has a device online, in one round trip; True if online."""
         online = await self._store(call, self._devices_message(call.user_id, envelope))
         if online:
-            self.on_envelope(call.user_id, envelope)
+            self._listener.envelope_arrived(call.user_id, envelope)
         return online
 
     async def _store(self, call: PendingCall, message: str) -> bool:
@@ -237,4 +232,4 @@ class RedisBackend:
 
     async def publish_envelope(self, user_id: str, envelope: dict[str, Any]) -> None:
         await self._redis.publish(self._key("devices"), self._devices_message(user_id, envelope))
-        self.on_envelope(user_id, envelope)
+        self._listener.envelope_arrived(user_id, envelope)

@@ -20,11 +20,11 @@ from toolsets.words.catalog import tr
 
 if TYPE_CHECKING:
     from bridge.jsonrpc import RpcResponse
-    from bridge.pending import BridgeBackend, Outcome, PendingCall
+    from bridge.pending import BackendFactory, Outcome, PendingCall
 
 logger = logging.getLogger("truloop.bridge")
 
-DEVICE_BACKLOG = 1024  # envelopes waiting for one device stream; past it the stream is closed (see `_fan_out`)
+DEVICE_BACKLOG = 1024  # envelopes waiting for one device stream; past it the stream is closed (see `envelope_arrived`)
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -70,9 +70,11 @@ class _Waiting:
 
 
 class DeviceBridge:
+    """Also its backend's `BackendListener`: the backend is built here, by `backend`, with the bridge to tell."""
+
     def __init__(
         self,
-        backend: BridgeBackend,
+        backend: BackendFactory,
         *,
         heartbeat: float = 15.0,
         presence_ttl: float = 45.0,
@@ -80,7 +82,6 @@ class DeviceBridge:
         progress_interval: float = 5.0,
         extra_channel: ChannelSender | None = None,
     ) -> None:
-        self.backend = backend
         self.heartbeat = heartbeat
         self.presence_ttl = presence_ttl
         self.poll_interval = poll_interval
@@ -88,9 +89,7 @@ class DeviceBridge:
         self.extra_channel = extra_channel
         self._waiting: dict[str, _Waiting] = {}
         self._streams: dict[str, dict[str, MemoryObjectSendStream[dict[str, Any]]]] = {}
-        backend.on_result = self._wake
-        backend.on_envelope = self._fan_out
-        backend.on_reconnect = self._reannounce
+        self.backend = backend(self)  # last: it may tell the bridge at once
 
     def running(self) -> contextlib.AbstractAsyncContextManager[None]:
         return self.backend.running()
@@ -100,12 +99,12 @@ class DeviceBridge:
         """How many device calls requests on this replica are waiting on now (`call_device`)."""
         return len(self._waiting)
 
-    def _wake(self, call_id: str) -> None:
+    def call_answered(self, call_id: str) -> None:
         waiting = self._waiting.get(call_id)
         if waiting is not None:
             waiting.woken.set()
 
-    async def _reannounce(self) -> None:
+    async def store_restored(self) -> None:
         """The store is back, perhaps empty: say at once which devices are here (instead of at their
         next heartbeat), and wake every waiting call so it checks that its record survived."""
         for user_id, streams in list(self._streams.items()):
@@ -118,7 +117,7 @@ class DeviceBridge:
         for waiting in list(self._waiting.values()):
             waiting.woken.set()
 
-    def _fan_out(self, user_id: str, envelope: dict[str, Any]) -> None:
+    def envelope_arrived(self, user_id: str, envelope: dict[str, Any]) -> None:
         for stream in list(self._streams.get(user_id, {}).values()):
             # a closing stream: its device gets the pending calls again when it reconnects
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -265,7 +264,7 @@ class DeviceBridge:
         from bridge.jsonrpc import Envelope
 
         device_id = secrets.token_hex(8)
-        # A device that stops reading has its stream closed once DEVICE_BACKLOG envelopes wait (`_fan_out`):
+        # A device that stops reading has its stream closed once DEVICE_BACKLOG envelopes wait (`envelope_arrived`):
         # nothing is lost, its pending calls are sent again when it reconnects.
         send, receive = anyio.create_memory_object_stream[dict[str, Any]](DEVICE_BACKLOG)
         self._streams.setdefault(user_id, {})[device_id] = send

@@ -32,8 +32,7 @@ class Store:
 
 
 async def host_store(folder: Path) -> Store:
-    services = services_for(folder / "store")
-    services.resource_changes = ResourceChanges()  # before the inbox is first used, as the composition root does
+    services = services_for(folder / "store", resource_changes=ResourceChanges())  # its own hub, as a deployment has
     docs = services.docs_dir
     for path, text in DOCS.items():
         (docs / path).parent.mkdir(parents=True, exist_ok=True)

@@ -75,10 +75,15 @@ async def no_wait(seconds: float) -> None:
 
 
 def services_for(
-    data_dir: Path, *, transport: Any = None, keys: UpstreamKeys | None = None, database_url: str | None = None
+    data_dir: Path,
+    *,
+    transport: Any = None,
+    keys: UpstreamKeys | None = None,
+    database_url: str | None = None,
+    **options: Any,
 ) -> Services:
     """Services on `data_dir` (the store: `database_url`, else the test's `STORE_URL`, else SQLite in `data_dir`);
-    `transport` (an httpx.MockTransport) stands in for the internet."""
+    `transport` (an httpx.MockTransport) stands in for the internet; `options`: other `Services` fields."""
     url = database_url or STORE_URL
     return Services(
         backend=open_backend(data_dir, SecretStr(url) if url else None),
@@ -87,6 +92,7 @@ def services_for(
         keys=keys or UpstreamKeys(),
         http_transport=transport,
         retry_sleep=no_wait,
+        **options,
     )
 
 

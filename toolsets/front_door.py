@@ -32,6 +32,7 @@ from toolsets.core.context import (
     ProgressReporter,
     RequestInfo,
     ToolContext,
+    no_progress,
 )
 
 if TYPE_CHECKING:
@@ -119,9 +120,8 @@ class FrontDoor:
             host_approves=host_approves,
             unasked=unasked,
             door=self,
+            report_progress=report_progress if report_progress is not None else no_progress,
         )
-        if report_progress is not None:
-            ctx.report_progress = report_progress
         return ctx
 
     async def visible(self, ctx: ToolContext[Any], *, fixed_list: bool = True) -> list[Tool]:

@@ -59,7 +59,7 @@ class Services:
     # so every front over them hears the same changes; None: nobody
     resource_changes: ResourceChanges | None = field(default_factory=lambda: _resource_changes(), repr=False)
     # what the server says about its own start where a host shows it (the guide), e.g. that `--demo` added nothing;
-    # set before serving, read only while serving
+    # given here, or noted (`note_at_start`) before serving; read only while serving
     start_notes: tuple[str, ...] = ()
 
     @classmethod
@@ -128,6 +128,10 @@ class Services:
         from toolsets.infra.upstream.google_places import PlacesClient
 
         return PlacesClient(self.keys.google_maps, transport=self.http_transport, sleep=self.retry_sleep)
+
+    def note_at_start(self, note: str) -> None:
+        """Something that happened at start the guide should say (e.g. that `--demo` added nothing); before serving."""
+        self.start_notes = (*self.start_notes, note)
 
     async def ping_store(self) -> None:
         """Raises when the store cannot answer (for readiness checks)."""

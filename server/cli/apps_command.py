@@ -25,8 +25,8 @@ def build_parser() -> OneLineParser:
             "Write each app as a standalone HTML page: the app as the server serves it, in a stub host that hands "
             "it sample data in the language and theme given (see docs/hosts.md, Previewing the apps)."
         ),
+        error_prog=parser.prog,  # its errors read as `apps`'s
     )
-    preview.error = parser.error  # type: ignore[method-assign]  # the one-line errors of OneLineParser
     preview.add_argument("--app", choices=[app.name for app in APPS], help="one app (default: every app)")
     preview.add_argument("--locale", choices=list(LOCALES), help="one language (default: ko and en)")
     preview.add_argument("--theme", choices=list(THEMES), help="one theme (default: light and dark)")

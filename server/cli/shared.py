@@ -21,8 +21,14 @@ _EMPHASIS = re.compile(r"\*([^*\s][^*]*?)\*")  # *Section name* in help text; a 
 class OneLineParser(argparse.ArgumentParser):
     """Bad flags exit 2 with one clear line, never a usage dump or a traceback."""
 
+    def __init__(self, *args: Any, error_prog: str | None = None, **kwargs: Any) -> None:
+        """`error_prog`: the program an error line names, when not this parser's own `prog` (a subcommand's parser
+        whose errors read as its command's)."""
+        super().__init__(*args, **kwargs)
+        self._error_prog = error_prog
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(2, f"{self._error_prog or self.prog}: error: {message} (see --help)\n")
 
 
 # Third-party loggers that, at DEBUG, print whole messages (results with emails, phones, memories).

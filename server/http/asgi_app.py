@@ -87,9 +87,18 @@ def shared_store(settings: Settings) -> bool:
     return settings.database_url is not None or settings.redis_url is not None
 
 
-def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None) -> Starlette:
-    """The app; `address` is where its socket is bound (the real port after `--port 0`), which names the
-    resources in the sign-in metadata unless `--public-url` does."""
+def http_deployment(settings: Settings) -> Deployment:
+    """The deployment an HTTP app serves: both its surfaces share it, and /metrics reads its registry."""
+    return Deployment(settings, metered=True)
+
+
+def build_http_app(
+    settings: Settings, *, address: tuple[str, int] | None = None, deployment: Deployment | None = None
+) -> Starlette:
+    """The app over `deployment` (`http_deployment(settings)`, made here when not given; a caller that needs its
+    services or bridge makes it and passes it in); `address` is where its socket is bound (the real port after
+    `--port 0`), which names the resources in the sign-in metadata unless `--public-url` does. The app runs the
+    deployment's lifecycle in its lifespan."""
     resources = Resources.at(public_base(settings, address))
     middleware: list[Middleware] = []
     sign_in: list[BaseRoute] = []
@@ -126,11 +135,14 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     guarded_by_the_app = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     from server import speed
 
-    deployment = Deployment(settings, metered=True)  # both surfaces share it; /metrics reads its registry
+    if deployment is None:
+        deployment = http_deployment(settings)
     bridge, services = deployment.bridge, deployment.services
+    # the sessions of each endpoint the lean HTTP path serves, told of each `initialize` by the endpoint's server
+    lean = {path: speed.lean_sessions() for path in ("/mcp", "/notification-safe/mcp")} if settings.fast_paths else {}
     # the bearer middleware guards the MCP endpoints (its 401 names each surface's metadata), not the SDK's
-    main = deployment.mcp_server("member" if settings.auth_enabled else None)
-    safe = deployment.mcp_server("notification-safe")
+    main = deployment.mcp_server("member" if settings.auth_enabled else None, lean_sessions=lean.get("/mcp"))
+    safe = deployment.mcp_server("notification-safe", lean_sessions=lean.get("/notification-safe/mcp"))
     from server.http.sse_replay import RETRY_MS, SessionEvents
     from server.sdk_compat import own_event_stores
 
@@ -224,8 +236,5 @@ def build_http_app(settings: Settings, *, address: tuple[str, int] | None = None
     # outermost first: a rebound page is refused before its token or body is looked at
     stack = [*host_guard(settings), *middleware, caps, peek, backlog]
     if settings.fast_paths:  # innermost: only a request every check above let through
-        stack.append(speed.lean_http_middleware({"/mcp": main, "/notification-safe/mcp": safe}))
-    app = Starlette(routes=routes, middleware=stack, lifespan=lifespan)
-    app.state.bridge = bridge
-    app.state.services = services
-    return app
+        stack.append(speed.lean_http_middleware({"/mcp": main, "/notification-safe/mcp": safe}, lean))
+    return Starlette(routes=routes, middleware=stack, lifespan=lifespan)

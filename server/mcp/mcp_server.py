@@ -50,7 +50,7 @@ from toolsets.views.changes import ResourceChanges
 from toolsets.views.completion_values import Completions
 
 if TYPE_CHECKING:
-    from server.speed.lean_path import LeanPath
+    from server.speed.lean_path import LeanPath, SessionWatch
     from server.stdio.session import StdioSession
     from server.tasks.engine import TaskEngine
     from server.tasks.front import TaskFront
@@ -96,6 +96,7 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
         known_secrets: Iterable[str] = (),
         stdio_session: StdioSession | None = None,
         tool_lists: ToolListCache | None = None,
+        lean_sessions: SessionWatch | None = None,
         **kwargs: Any,
     ) -> None:
         from server import __version__
@@ -110,7 +111,7 @@ class TruloopMCP(CallerToolSchemas, MCPServer):
         if fast_paths:
             from server.speed.lean_path import LeanPath
 
-            self.lean = LeanPath(self, self.tool_lists)
+            self.lean = LeanPath(self, self.tool_lists, lean_sessions)  # (told of each session: HTTP's lean_http)
             middleware.append(self.lean)
         extensions: list[Extension] = [self.apps.extension]
         self.task_front: TaskFront | None = None

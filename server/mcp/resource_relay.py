@@ -2,8 +2,9 @@
 
 A replica that notices a change (its knowledge index re-indexed a document, a message reached an inbox) tells its
 own sessions at once and publishes the change on `<prefix>resources`; every other replica hands what it hears to
-its own `ResourceChanges`, whose servers tell their subscribed sessions. A replica ignores its own messages (they
-were delivered when sent). Delivery is best effort, like MCP's notifications: while Redis is away, changes reach
+its own `ResourceChanges` (the hub this relay was built into, whose `relaying` runs it), whose servers tell their
+subscribed sessions. A replica ignores its own messages (they were delivered when sent); nothing is published while
+the relay does not run. Delivery is best effort, like MCP's notifications: while Redis is away, changes reach
 this replica's sessions only, and the listener reconnects with backoff.
 """
 
@@ -18,26 +19,29 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from toolsets.views.changes import ResourceChange, ResourceChanges
+from toolsets.views.changes import Listener, ResourceChange
 
 logger = logging.getLogger("truloop.resources")
 
 
 class RedisChangeRelay:
-    def __init__(self, redis: Any, changes: ResourceChanges, *, prefix: str = "truloop:") -> None:
+    def __init__(self, redis: Any, *, prefix: str = "truloop:") -> None:
         self._redis = redis
-        self._changes = changes
         self._channel = f"{prefix}resources"
         self._origin = secrets.token_hex(8)
+        self._runs = 0  # how many `run`s are under way: `send` publishes only while one is
         self.listening = anyio.Event()
 
     async def send(self, change: ResourceChange) -> None:
+        if not self._runs:
+            return
         message = {"origin": self._origin, "uris": list(change.uris), "listed": change.listed, "user": change.user_id}
         await self._redis.publish(self._channel, json.dumps(message, ensure_ascii=False))
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Relay changes both ways until cancelled (started at once: Redis being away never delays serving)."""
-        self._changes.relay = self
+    async def run(self, deliver: Listener, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Relay changes both ways until cancelled, what the other replicas publish to `deliver` (started at once:
+        Redis being away never delays serving)."""
+        self._runs += 1
         task_status.started()
         delay = 0.2
         try:
@@ -53,7 +57,7 @@ class RedisChangeRelay:
                             self.listening.set()
                             delay = 0.2
                         elif message["type"] == "message":
-                            await self._heard(message["data"])
+                            await self._heard(message["data"], deliver)
                 except anyio.get_cancelled_exc_class():
                     raise
                 except Exception as exc:
@@ -65,10 +69,9 @@ class RedisChangeRelay:
                     with contextlib.suppress(Exception), anyio.CancelScope(shield=True):
                         await pubsub.aclose()
         finally:
-            if self._changes.relay is self:
-                self._changes.relay = None
+            self._runs -= 1
 
-    async def _heard(self, data: str) -> None:
+    async def _heard(self, data: str, deliver: Listener) -> None:
         try:
             message = json.loads(data)
             if message.get("origin") == self._origin:
@@ -81,4 +84,4 @@ class RedisChangeRelay:
         except (ValueError, TypeError, AttributeError):
             logger.warning("ignoring a malformed message on the Redis resource channel")
             return
-        await self._changes.deliver(change)
+        await deliver(change)

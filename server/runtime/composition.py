@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from toolsets.infra.locality import Locality
     from toolsets.profiles import Extensions, Profiles
     from toolsets.services import Services
+    from toolsets.views.changes import ChangeRelay
 
 T = TypeVar("T")
 
@@ -97,16 +98,14 @@ class Deployment:
         return self._redis
 
     def _build_bridge(self) -> DeviceBridge:
-        from bridge.pending import BridgeBackend, InMemoryBridgeBackend
+        from bridge.pending import BackendFactory, InMemoryBridgeBackend
         from bridge.service import DeviceBridge
 
-        backend: BridgeBackend
+        backend: BackendFactory = InMemoryBridgeBackend
         if self.settings.redis_url is not None:
             from bridge.redis_backend import RedisBackend
 
-            backend = RedisBackend(self.redis, prefix=self.settings.redis_prefix)
-        else:
-            backend = InMemoryBridgeBackend()
+            backend = functools.partial(RedisBackend, self.redis, prefix=self.settings.redis_prefix)
         return DeviceBridge(backend, extra_channel=sendbird_channel(self.settings))
 
     def _build_services(self) -> Services:
@@ -114,6 +113,7 @@ class Deployment:
         from server.runtime.audit_log import open_audit_log
         from toolsets.infra.store.backend import open_backend
         from toolsets.services import Services
+        from toolsets.views.changes import ResourceChanges
 
         settings = self.settings
         return Services(
@@ -124,25 +124,35 @@ class Deployment:
             delivery=DeviceDelivery(self.bridge),
             scheduler=self.schedules,  # runs ticks only while the deployment is open
             open_audit=functools.partial(open_audit_log, settings),  # on the first audit line, not at start
+            resource_changes=ResourceChanges(self._change_relay()),
         )
+
+    def _change_relay(self) -> ChangeRelay | None:
+        """How resource changes reach the other replicas (Redis pub/sub, run while the deployment is open), when
+        there is a Redis."""
+        if self.settings.redis_url is None:
+            return None
+        from server.mcp.resource_relay import RedisChangeRelay
+
+        return RedisChangeRelay(self.redis, prefix=self.settings.redis_prefix)
 
     # -- extensions --------------------------------------------------------------------------------------------
 
     @cached_property
     def plugins(self) -> PluginCatalog | None:
-        """The tools folder's catalog (`--tools-dir`), configured with its canary; None without one."""
+        """The tools folder's catalog (`--tools-dir`), built with its canary's store, key and audit; None without."""
         settings = self.settings
         if settings.tools_dir is None:
             return None
         from server.runtime.feedback_recorder import feedback_recorder
         from server.runtime.plugin_catalog import plugin_catalog
+        from toolsets.pipeline.canary.router import CanarySetup
 
         feedback = feedback_recorder(settings, lambda: self.services.feedback, self._audit_event)
-        catalog = plugin_catalog(settings, feedback)
-        catalog.canary.configure(
+        canary = CanarySetup(
             self._canary_store(), settings.canary_key, self._audit_event, settings.canary_scheduled_gap
         )
-        return catalog
+        return plugin_catalog(settings, feedback, canary)
 
     def _audit_event(self, entry: dict[str, Any]) -> None:
         """An audit line of the deployment's own (a canary decision); the log opens on its first line."""
@@ -354,17 +364,15 @@ class Deployment:
     @asynccontextmanager
     async def _resource_changes(self) -> AsyncIterator[None]:
         """While serving: the docs folder watched while documents are subscribed to, and changes relayed to and
-        from the other replicas through Redis (`server/mcp/resource_relay.py`) when it is configured."""
+        from the other replicas by the hub's relay (`server/mcp/resource_relay.py`, built into the hub of the
+        services built here when Redis is configured; services given bring their own hub, relay or not)."""
         changes = self.services.resource_changes
         if changes is None:  # services given without them: nobody hears of changes
             yield
             return
         async with anyio.create_task_group() as tg:
             tg.start_soon(changes.watch_documents, lambda: self.services.knowledge.ensure_fresh())
-            if self.redis is not None:
-                from server.mcp.resource_relay import RedisChangeRelay
-
-                await tg.start(RedisChangeRelay(self.redis, changes, prefix=self.settings.redis_prefix).run)
+            await tg.start(changes.relaying)
             try:
                 yield
             finally:

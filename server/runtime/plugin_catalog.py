@@ -13,18 +13,21 @@ if TYPE_CHECKING:
     from server.settings import Settings
     from toolsets.extensions.plugins.catalog import PluginCatalog
     from toolsets.extensions.plugins.feedback import FeedbackRecorder
+    from toolsets.pipeline.canary.router import CanarySetup
 
 
-def plugin_catalog(settings: Settings, feedback: FeedbackRecorder | None = None) -> PluginCatalog:
-    """The catalog of `settings.tools_dir` (configured with no folder when there is none: a file can still be
+def plugin_catalog(
+    settings: Settings, feedback: FeedbackRecorder | None = None, canary: CanarySetup | None = None
+) -> PluginCatalog:
+    """The catalog of `settings.tools_dir` (built with no folder when there is none: a file can still be
     checked, in the sandbox when the settings ask for one); `feedback`: the server's recorder
-    (server/runtime/feedback_recorder.py)."""
+    (server/runtime/feedback_recorder.py); `canary`: the server's canary store, key and audit (None: the commands'
+    catalogs, whose canary router nobody asks)."""
     from toolsets.extensions.plugins.catalog import PluginCatalog, PluginConfig
     from toolsets.profiles import reserved_tool_names
     from toolsets.views.prompt_catalog import PROMPTS
 
     prompts = [prompt.name for prompt in PROMPTS]
-    catalog = PluginCatalog(reserved=reserved_tool_names, reserved_prompts=prompts, feedback=feedback)
     folder = settings.tools_dir
     isolation = settings.effective_plugin_isolation
     config = (
@@ -32,8 +35,14 @@ def plugin_catalog(settings: Settings, feedback: FeedbackRecorder | None = None)
         if folder is not None
         else None
     )
-    catalog.configure(config, sandbox=settings.plugin_sandbox())
-    return catalog
+    return PluginCatalog(
+        reserved=reserved_tool_names,
+        reserved_prompts=prompts,
+        feedback=feedback,
+        config=config,
+        sandbox=settings.plugin_sandbox(),
+        canary=canary,
+    )
 
 
 def refuse_without_sandbox(settings: Settings) -> None:

@@ -169,7 +169,7 @@ async def _seed_demo(settings: Settings, services: Any) -> None:
         # the zone asked for (--timezone, TRULOOP_TIMEZONE), else the demo's own: never the machine's by accident
         zone = settings.timezone if "timezone" in settings.model_fields_set else HOME_ZONE
         if not await seed_demo(services, settings.user, zone):
-            services.start_notes = (*services.start_notes, not_seeded_note(services.data_dir))
+            services.note_at_start(not_seeded_note(services.data_dir))
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -202,14 +202,15 @@ def announce(address: tuple[str, int], stream: TextIO | None = None) -> None:
 async def _serve_http(settings: Settings) -> None:
     import uvicorn
 
-    from server.http.asgi_app import build_http_app
+    from server.http.asgi_app import build_http_app, http_deployment
     from server.http.connection_guard import ConnectionLimits
     from server.http.uvicorn_server import ReportingServer, parser_name
 
     sock = _bind(settings.host, settings.port)
-    app = build_http_app(settings, address=sock.getsockname()[:2])  # the real port, after --port 0
+    deployment = http_deployment(settings)
+    app = build_http_app(settings, address=sock.getsockname()[:2], deployment=deployment)  # the real port (--port 0)
     _started(settings)
-    await _seed_demo(settings, app.state.services)
+    await _seed_demo(settings, deployment.services)
     # uvicorn's httptools protocol when installed, else its h11 one, held to the header timeout and the
     # connection cap and refusing requests parsers could read differently (server/http/connection_guard.py)
     limits = ConnectionLimits.of(settings.header_timeout, settings.max_connections)
@@ -242,7 +243,7 @@ async def _serve_http(settings: Settings) -> None:
 
     def stop() -> None:
         server.should_exit = True
-        app.state.bridge.close_streams()  # open device streams would otherwise hold the shutdown
+        deployment.bridge.close_streams()  # open device streams would otherwise hold the shutdown
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(_until_signal, tg.cancel_scope, stop)

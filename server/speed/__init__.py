@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from server.http.connection_guard import ConnectionLimits
     from server.mcp.mcp_server import TruloopMCP
+    from server.speed.lean_http import Sessions
 
 
 def untraced(server: TruloopMCP) -> None:
@@ -45,14 +46,23 @@ def untraced(server: TruloopMCP) -> None:
         drop_sdk_tracing(server)
 
 
-def lean_http_middleware(endpoints: Mapping[str, TruloopMCP]) -> Middleware:
+def lean_sessions() -> Sessions:
+    """The sessions of one HTTP endpoint that `lean_http` may serve: given to its server (`TruloopMCP(lean_sessions=)`,
+    whose lean path tells it of each `initialize`) and to `lean_http_middleware`."""
+    from server.speed.lean_http import Sessions
+
+    return Sessions()
+
+
+def lean_http_middleware(endpoints: Mapping[str, TruloopMCP], sessions: Mapping[str, Sessions]) -> Middleware:
     """The HTTP app's innermost middleware: plain `tools/call` POSTs to `endpoints` (path -> server) answered without
-    the SDK transport's streams and tasks (server/speed/lean_http.py)."""
+    the SDK transport's streams and tasks (server/speed/lean_http.py), on the `sessions` (path -> `lean_sessions()`)
+    each server was built with."""
     from starlette.middleware import Middleware
 
     from server.speed.lean_http import LeanHttpCalls
 
-    return Middleware(LeanHttpCalls, endpoints=endpoints)
+    return Middleware(LeanHttpCalls, endpoints=endpoints, sessions=sessions)
 
 
 def http_protocol(limits: ConnectionLimits | None = None) -> type[asyncio.Protocol]:

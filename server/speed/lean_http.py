@@ -158,22 +158,21 @@ class LeanSession:
 
 
 class Sessions:
-    """One server's sessions, learned from their `initialize` (`LeanPath.session_opened`) and forgotten when the
-    connection closes (`Connection.exit_stack`)."""
+    """One server's sessions, learned from their `initialize` (the server's `LeanPath` is built with this registry,
+    its `SessionWatch`) and forgotten when the connection closes (`Connection.exit_stack`). Built by the HTTP app for
+    each endpoint, and given to both that endpoint's server and `LeanHttpCalls`."""
 
-    def __init__(self, server: TruloopMCP, lean: LeanPath) -> None:
-        self._lowlevel = lowlevel_of(server)
-        self._lean = lean
+    def __init__(self) -> None:
         self._open: dict[str, LeanSession] = {}
 
-    def opened(self, ctx: ServerRequestContext[Any, Any]) -> None:
+    def opened(self, ctx: ServerRequestContext[Any, Any], lean: LeanPath) -> None:
         connection = connection_of(ctx.session)
         session_id = getattr(connection, "session_id", None)
         dispatcher = loop_dispatcher(connection)
         if session_id is None or dispatcher is None or session_id in self._open:
             return  # stdio, a 2026-07-28 exchange, or a second initialize
-        runner = ServerRunner(self._lowlevel, connection, ctx.lifespan_context)
-        session = self._open[session_id] = LeanSession(connection, dispatcher, runner, session_id, self._lean)
+        runner = ServerRunner(lowlevel_of(lean.server), connection, ctx.lifespan_context)
+        session = self._open[session_id] = LeanSession(connection, dispatcher, runner, session_id, lean)
         connection.exit_stack.callback(self._closed, session_id, session)
 
     def _closed(self, session_id: str, session: LeanSession) -> None:
@@ -375,18 +374,17 @@ class _Endpoint:
 
 
 class LeanHttpCalls:
-    """ASGI middleware: plain handshake-era `tools/call` POSTs to `endpoints` (path -> server) answered here."""
+    """ASGI middleware: plain handshake-era `tools/call` POSTs to `endpoints` (path -> server) answered here, on the
+    sessions each endpoint's server was built to tell of (`sessions`: path -> `Sessions`)."""
 
-    def __init__(self, app: ASGIApp, *, endpoints: Mapping[str, TruloopMCP]) -> None:
+    def __init__(self, app: ASGIApp, *, endpoints: Mapping[str, TruloopMCP], sessions: Mapping[str, Sessions]) -> None:
         self.app = app
         self._endpoints: dict[str, _Endpoint] = {}
         for path, server in endpoints.items():
             lean = next((m for m in server.middleware if isinstance(m, LeanPath)), None)
             if lean is None:  # a server built without the speed paths: all of it is the SDK's
                 continue
-            sessions = Sessions(server, lean)
-            lean.session_opened = sessions.opened
-            self._endpoints[path] = _Endpoint(server, sessions)
+            self._endpoints[path] = _Endpoint(server, sessions[path])
         self._accepts: dict[bytes, bool] = {}
         self._content_types: dict[bytes, bool] = {}
 

@@ -22,13 +22,12 @@ are plain, and hands everything else to the SDK unchanged:
 
 Either way only on a connection whose handshake the SDK accepted, so the pre-`initialize` refusal stays
 the SDK's. Over streamable HTTP the same path also runs behind `server.speed.lean_http`, which learns each
-session's connection here, from its `initialize` (`session_opened`).
+session's connection here, from its `initialize` (`SessionWatch.opened`, the watch the server is built with).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -45,16 +44,27 @@ if TYPE_CHECKING:
     from toolsets.core.tool import Tool
 
 
+class SessionWatch(Protocol):
+    """Told of every `initialize` request a lean path sees (its context, and the lean path), before the SDK answers
+    it: the sessions `server.speed.lean_http` serves (its `Sessions`)."""
+
+    def opened(self, ctx: ServerRequestContext[Any, Any], lean: LeanPath) -> None: ...
+
+
 class LeanPath:
     """A `ServerMiddleware`: the innermost of `Server.middleware` (after the SDK's OpenTelemetry one, if any)."""
 
-    def __init__(self, server: TruloopMCP, lists: ToolListCache) -> None:
+    def __init__(self, server: TruloopMCP, lists: ToolListCache, sessions: SessionWatch | None = None) -> None:
+        """`sessions`: told of each session's `initialize` (the HTTP app's, for `server.speed.lean_http`)."""
         self._server = server
         self._lists = lists  # the one `tools/list` cache (its `sdk` form: the SDK's whole answer, per protocol version)
         # `tools/list` requests on their way through the SDK: the page worked out here (and its next cursor)
         self._handed: dict[int, tuple[list[Tool], str | None]] = {}
-        # told of every `initialize` request (its context), before the SDK answers it (server/speed/lean_http.py)
-        self.session_opened: Callable[[ServerRequestContext[Any, Any]], None] | None = None
+        self._sessions = sessions
+
+    @property
+    def server(self) -> TruloopMCP:
+        return self._server
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
@@ -64,8 +74,8 @@ class LeanPath:
                 return await self.tools_call(ctx, *call)
         elif method == "tools/list" and _accepted(ctx) and valid_request(ctx):
             return await self.tools_list(ctx, call_next)
-        elif method == "initialize" and self.session_opened is not None:
-            self.session_opened(ctx)
+        elif method == "initialize" and self._sessions is not None:
+            self._sessions.opened(ctx, self)
         return await call_next(ctx)
 
     async def tools_call(

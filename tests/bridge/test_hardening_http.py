@@ -16,7 +16,7 @@ import pytest
 from starlette.routing import Mount, Route
 
 from bridge.pending import PendingCall
-from server.http.asgi_app import build_http_app
+from server.http.asgi_app import build_http_app, http_deployment
 from tests.support import SECRET, http_server_process, serve_in_process, settings, token
 
 pytestmark = pytest.mark.anyio
@@ -60,11 +60,13 @@ async def test_every_route_refuses_a_foreign_host_and_origin(tmp_path: Path) -> 
 
 @pytest.fixture
 async def shim(tmp_path: Path) -> AsyncIterator[tuple[str, Any]]:
-    app = build_http_app(
-        settings(jwt_secret=SECRET, data_dir=tmp_path / "data", max_sessions_per_user=3, max_device_streams_per_user=2)
+    configured = settings(
+        jwt_secret=SECRET, data_dir=tmp_path / "data", max_sessions_per_user=3, max_device_streams_per_user=2
     )
+    deployment = http_deployment(configured)
+    app = build_http_app(configured, deployment=deployment)
     async with serve_in_process(app) as base:
-        yield base, app.state.bridge
+        yield base, deployment.bridge
 
 
 def auth(sub: str = "alice", **claims: Any) -> dict[str, str]:

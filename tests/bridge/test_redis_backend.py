@@ -3,6 +3,7 @@ at-most-once completion across replicas, cross-replica wake-up and delivery, pre
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -11,7 +12,7 @@ import anyio
 import pytest
 
 from bridge.jsonrpc import RpcResponse
-from bridge.pending import InMemoryBridgeBackend, Outcome, PendingCall
+from bridge.pending import BackendFactory, BackendListener, InMemoryBridgeBackend, Outcome, PendingCall
 from bridge.redis_backend import RedisBackend
 from bridge.service import DeviceBridge
 from tests.support import eventually
@@ -92,8 +93,8 @@ async def test_two_replicas_racing_answers_complete_once(redis_url: str, redis_p
 
 
 async def test_answer_on_replica_b_wakes_the_call_waiting_on_replica_a(redis_url: str, redis_prefix: str) -> None:
-    bridge_a = DeviceBridge(RedisBackend(redis_url, prefix=redis_prefix), poll_interval=30)
-    bridge_b = DeviceBridge(RedisBackend(redis_url, prefix=redis_prefix), poll_interval=30)
+    bridge_a = DeviceBridge(functools.partial(RedisBackend, redis_url, prefix=redis_prefix), poll_interval=30)
+    bridge_b = DeviceBridge(functools.partial(RedisBackend, redis_url, prefix=redis_prefix), poll_interval=30)
     got: list[RpcResponse] = []
     woken = anyio.Event()
     async with bridge_a.running(), bridge_b.running():
@@ -118,16 +119,48 @@ async def test_answer_on_replica_b_wakes_the_call_waiting_on_replica_a(redis_url
     assert got and got[0].result == {"confirmed": True}
 
 
-async def test_an_answer_arriving_where_its_call_waits_is_handed_over_in_memory(backend: Any) -> None:
+class Announced:
+    """A bridge's listener that also keeps the ids of the calls its backend announced as answered."""
+
+    def __init__(self, listener: BackendListener) -> None:
+        self.listener = listener
+        self.ids: list[str] = []
+
+    def call_answered(self, call_id: str) -> None:
+        self.ids.append(call_id)
+        self.listener.call_answered(call_id)
+
+    def envelope_arrived(self, user_id: str, envelope: dict[str, Any]) -> None:
+        self.listener.envelope_arrived(user_id, envelope)
+
+    async def store_restored(self) -> None:
+        await self.listener.store_restored()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def backend_factory(request: pytest.FixtureRequest) -> BackendFactory:
+    if request.param == "memory":
+        return InMemoryBridgeBackend
+    url = request.getfixturevalue("redis_url")
+    return functools.partial(RedisBackend, url, prefix=request.getfixturevalue("redis_prefix"))
+
+
+async def test_an_answer_arriving_where_its_call_waits_is_handed_over_in_memory(
+    backend_factory: BackendFactory,
+) -> None:
     """The device and the waiting call on one replica: the answer resumes the call without being stored for a
     later take or announced to the other replicas, and a second answer still counts as already answered."""
-    bridge = DeviceBridge(backend, poll_interval=30)
-    announced: list[str] = []
-    wake = backend.on_result
-    backend.on_result = lambda call_id: (announced.append(call_id), wake(call_id))
+    heard: list[Announced] = []
+
+    def counted(listener: BackendListener) -> Any:
+        heard.append(Announced(listener))
+        return backend_factory(heard[-1])
+
+    bridge = DeviceBridge(counted, poll_interval=30)
+    backend: Any = bridge.backend
     got: list[RpcResponse] = []
     returned = anyio.Event()
-    async with bridge.device_stream("alice") as envelopes, anyio.create_task_group() as tg:
+    async with bridge.running(), bridge.device_stream("alice") as envelopes, anyio.create_task_group() as tg:
 
         async def wait() -> None:
             got.append(await bridge.call_device(call("here1"), give_up_after=10))
@@ -141,17 +174,17 @@ async def test_an_answer_arriving_where_its_call_waits_is_handed_over_in_memory(
         assert await bridge.answer("alice", response) is Outcome.ALREADY_ANSWERED
         with anyio.fail_after(5):  # not the 30 s poll
             await returned.wait()
-    assert got[0].result == {"confirmed": True}
-    assert announced == [] and await backend.take_result("here1") is None and await backend.get("here1") is None
-    if isinstance(backend, RedisBackend):
-        assert not [key async for key in backend._redis.scan_iter(f"{backend._prefix}result:*")]
+        assert got[0].result == {"confirmed": True}
+        assert heard[0].ids == [] and await backend.take_result("here1") is None and await backend.get("here1") is None
+        if isinstance(backend, RedisBackend):
+            assert not [key async for key in backend._redis.scan_iter(f"{backend._prefix}result:*")]
 
 
 async def test_each_device_stream_gets_an_envelope_once_on_either_replica(redis_url: str, redis_prefix: str) -> None:
     """The sending replica hands the envelope to its own streams at once and skips its pub/sub copy; the other
     replica gets it through Redis: every stream, local or remote, sees each call exactly once."""
-    bridge_a = DeviceBridge(RedisBackend(redis_url, prefix=redis_prefix), poll_interval=30)
-    bridge_b = DeviceBridge(RedisBackend(redis_url, prefix=redis_prefix), poll_interval=30)
+    bridge_a = DeviceBridge(functools.partial(RedisBackend, redis_url, prefix=redis_prefix), poll_interval=30)
+    bridge_b = DeviceBridge(functools.partial(RedisBackend, redis_url, prefix=redis_prefix), poll_interval=30)
     async with bridge_a.running(), bridge_b.running():
         with anyio.fail_after(5):
             await bridge_a.backend.listening.wait()  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from bridge.pending import PendingCall
-from server.http.asgi_app import build_http_app
+from server.http.asgi_app import build_http_app, http_deployment
 from tests.support import SECRET, serve_in_process, settings, token
 
 pytestmark = pytest.mark.anyio
@@ -21,8 +21,10 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 async def shim(tmp_path: Path) -> AsyncIterator[tuple[str, Any]]:
-    app = build_http_app(settings(jwt_secret=SECRET, data_dir=tmp_path / "data"))
-    bridge = app.state.bridge
+    configured = settings(jwt_secret=SECRET, data_dir=tmp_path / "data")
+    deployment = http_deployment(configured)
+    app = build_http_app(configured, deployment=deployment)
+    bridge = deployment.bridge
     async with serve_in_process(app) as base:
         yield base, bridge
 

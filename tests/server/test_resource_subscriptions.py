@@ -15,11 +15,13 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 from pydantic import SecretStr
 
+from server.mcp.resource_relay import RedisChangeRelay
 from server.mcp.resources import MAX_SUBSCRIPTIONS_PER_SESSION
 from server.runtime.composition import Deployment
 from server.runtime.server_factory import build_server
 from tests.host_views_data import Store, host_store
 from tests.support import eventually, server_for, services_for, settings
+from toolsets.infra.redis_client import redis_of
 from toolsets.views.changes import ResourceChanges
 
 HANDBOOK = "truloop://docs/Team%20Handbook.md"
@@ -145,28 +147,33 @@ async def test_a_change_noticed_on_one_replica_reaches_a_session_on_another(
     store = await host_store(tmp_path)
     data = tmp_path / "store"
 
-    def replica() -> Deployment:
-        services = services_for(data)
-        services.resource_changes = ResourceChanges()
+    clients = [redis_of(redis_url), redis_of(redis_url)]
+
+    def replica(client: Any) -> Deployment:
+        services = services_for(data, resource_changes=ResourceChanges(RedisChangeRelay(client, prefix=redis_prefix)))
         shared = settings(redis_url=SecretStr(redis_url), redis_prefix=redis_prefix, data_dir=data)
         return Deployment(shared, services=services)
 
-    a, b = replica(), replica()
+    a, b = (replica(client) for client in clients)
     await a.services.knowledge.refresh()
     updates = Updates()
     server_b = build_server(b.settings, deployment=b)
-    async with a, b:
-        for deployment in (a, b):
-            relay = deployment.services.resource_changes.relay  # type: ignore[union-attr]
-            assert relay is not None
-            with anyio.fail_after(10):
-                await relay.listening.wait()  # type: ignore[attr-defined]
-        async with Client(server_b, mode="legacy", message_handler=updates) as client:
-            await client.subscribe_resource(HANDBOOK)
-            touch(store)
-            await a.services.knowledge.refresh()
-            with anyio.fail_after(10):
-                await updates.heard.wait()
+    try:
+        async with a, b:
+            for deployment in (a, b):
+                relay = deployment.services.resource_changes.relay  # type: ignore[union-attr]
+                assert relay is not None
+                with anyio.fail_after(10):
+                    await relay.listening.wait()  # type: ignore[attr-defined]
+            async with Client(server_b, mode="legacy", message_handler=updates) as client:
+                await client.subscribe_resource(HANDBOOK)
+                touch(store)
+                await a.services.knowledge.refresh()
+                with anyio.fail_after(10):
+                    await updates.heard.wait()
+    finally:
+        for redis_client in clients:
+            await redis_client.aclose()
     assert updates.uris == [HANDBOOK]
 
 

@@ -225,9 +225,9 @@ async def test_past_the_users_bytes_their_biggest_session_is_closed() -> None:
 
 
 async def test_a_device_stream_nobody_reads_is_closed_and_nothing_is_lost() -> None:
-    bridge = DeviceBridge(InMemoryBridgeBackend(), heartbeat=3600)
+    bridge = DeviceBridge(InMemoryBridgeBackend, heartbeat=3600)
     async with bridge.device_stream("alice") as stream:
         for n in range(DEVICE_BACKLOG + 1):
-            bridge._fan_out("alice", {"n": n})
+            bridge.envelope_arrived("alice", {"n": n})
         received = [envelope async for envelope in stream]  # the stream ended: the device reconnects
     assert len(received) == DEVICE_BACKLOG

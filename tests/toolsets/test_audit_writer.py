@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 
 import toolsets.pipeline.audit.writer as writer
-from server.http.asgi_app import build_http_app
+from server.http.asgi_app import build_http_app, http_deployment
 from tests.support import payload, serve_in_process, server_for, settings, stdio_server_process
 from toolsets.pipeline.audit.writer import AuditLog, log_files, rotated
 
@@ -170,14 +170,16 @@ def test_calls_work_when_the_audit_disk_is_full_and_healthz_says_so(tmp_path: Pa
 
 @pytest.mark.anyio
 async def test_healthz_reports_a_degraded_audit_log(tmp_path: Path) -> None:
-    app = build_http_app(settings(transport="http", data_dir=tmp_path, audit_log="/dev/full"))
+    configured = settings(transport="http", data_dir=tmp_path, audit_log="/dev/full")
+    deployment = http_deployment(configured)
+    app = build_http_app(configured, deployment=deployment)
     async with serve_in_process(app) as base, httpx.AsyncClient(base_url=base) as http:
         healthy = await http.get("/healthz")
         assert healthy.status_code == 200 and healthy.json()["audit"] == "ok"
         assert healthy.json()["audit_dropped"] == 0
-        async with Client(server_for(services=app.state.services, transport="http")) as client:
+        async with Client(server_for(services=deployment.services, transport="http")) as client:
             assert payload(await client.call_tool("get_day_of_week", {"date": "2026-03-10"}))["iso_weekday"] == 2
-        assert app.state.services.audit.flush()
+        assert deployment.services.audit.flush()
         degraded = await http.get("/healthz")
     assert degraded.status_code == 503
     assert degraded.json()["status"] == "degraded" and degraded.json()["audit"] == "degraded"

@@ -14,7 +14,7 @@ from toolsets.pipeline.canary import actions
 from toolsets.pipeline.canary.metrics import Sample, windows
 from toolsets.pipeline.canary.policy import LOW_RISK_LADDER
 from toolsets.pipeline.canary.redis_store import RedisCanaryStore
-from toolsets.pipeline.canary.router import CanaryRouter
+from toolsets.pipeline.canary.router import CanaryRouter, CanarySetup
 from toolsets.pipeline.canary.routing import to_candidate
 from toolsets.pipeline.canary.rules import decide
 
@@ -24,8 +24,9 @@ pytestmark = pytest.mark.anyio
 async def replicas(redis_url: str, redis_prefix: str) -> tuple[CanaryRouter, CanaryRouter]:
     routers = []
     for _ in range(2):
-        router = CanaryRouter(PluginCatalog(reserved=frozenset))
-        router.configure(RedisCanaryStore(redis_url, prefix=redis_prefix), "user")
+        router = CanaryRouter(
+            PluginCatalog(reserved=frozenset), CanarySetup(RedisCanaryStore(redis_url, prefix=redis_prefix), "user")
+        )
         routers.append(router)
     first = actions.start("lookup", "stable000001", "cand00000001", LOW_RISK_LADDER)
     assert await routers[0].store.save(first, None)

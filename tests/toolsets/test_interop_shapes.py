@@ -306,7 +306,7 @@ async def test_the_calls_of_one_message_run_concurrently_and_replies_keep_their_
         Profiles({"test": toolset}), None, exposure=ToolExposure("full", GateSet()), conversations=MemoryConversations()
     )
 
-    def context(call: ParsedCall, conversation: str | None) -> ToolContext[Any]:
+    def context(call: ParsedCall, conversation: str | None, deferred: Any) -> ToolContext[Any]:
         return door.context_for(Caller("alice"), "test")
 
     calls = [

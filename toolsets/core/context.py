@@ -120,7 +120,7 @@ class ProgressReporter(Protocol):
     async def __call__(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
 
 
-async def _no_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+async def no_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
     return None
 
 
@@ -170,7 +170,7 @@ class ToolContext(Generic[DepsT]):
     confirm_policy: ConfirmPolicy = ConfirmPolicy.AUTO
     confirmer: Confirmer | None = None
     deferred: DeferredResolver | None = None
-    report_progress: ProgressReporter = _no_progress
+    report_progress: ProgressReporter = no_progress
     composer: Composer | None = None
     client: ClientPort | None = None  # the MCP client of this call (None: in-process, the pipe, a test)
     conversation: Conversation | None = None  # what this conversation did so far (gates, exposure)
@@ -193,4 +193,4 @@ def nested_context(ctx: ToolContext[DepsT]) -> ToolContext[DepsT]:
     composer (no composing inside composing), no progress of its own, and no host approval: the host
     only ever saw the outer call.
     """
-    return replace(ctx, composer=None, report_progress=_no_progress, host_approves=False, depth=ctx.depth + 1)
+    return replace(ctx, composer=None, report_progress=no_progress, host_approves=False, depth=ctx.depth + 1)

@@ -42,8 +42,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("truloop.interop")
 
-# A call's context; the second argument names another conversation than the runner's (e.g. a graph thread).
-ContextFactory = Callable[[ParsedCall, str | None], ToolContext[Any]]
+# A call's context; the second argument names another conversation than the runner's (e.g. a graph thread), the
+# third another resolver of its deferred tools than the runner's.
+ContextFactory = Callable[[ParsedCall, str | None, DeferredResolver | None], ToolContext[Any]]
 
 IN_PROCESS_NO_ROUTE = (
     "nothing in this process can reach the device or ask the user. Pass a resolver (`deferred=`) that reaches "
@@ -115,9 +116,7 @@ class InteropRunner:
                 "Send them as a JSON object.",
             )
         arguments = {} if call.bad_json is not None else call.arguments
-        ctx = self.context(call, conversation)
-        if deferred is not None:
-            ctx.deferred = deferred
+        ctx = self.context(call, conversation, deferred)
         return await self.door.call(ctx, call.name, arguments)
 
 
@@ -153,7 +152,7 @@ def runner_for(
     resolver = deferred or NoDeviceRoute()
     talk = door.conversation(conversation or f"{transport}:{who.user_id}:{profile}:{secrets.token_hex(6)}")
 
-    def context(call: ParsedCall, conversation: str | None) -> ToolContext[Any]:
+    def context(call: ParsedCall, conversation: str | None, deferred: DeferredResolver | None) -> ToolContext[Any]:
         named = talk if conversation is None else door.conversation(f"{conversation}:{who.user_id}:{profile}")
         return door.context_for(
             who,
@@ -162,7 +161,7 @@ def runner_for(
             conversation=named,
             confirm_policy=confirm_policy,
             confirmer=confirmer,
-            deferred=resolver,
+            deferred=deferred or resolver,
             unasked=unasked,
         )
 

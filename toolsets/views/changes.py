@@ -2,8 +2,8 @@
 re-indexing) or a user's inbox (a new message).
 
 One `ResourceChanges` per deployment. The stores tell it (`documents_changed`, `inbox_changed`); it tells its
-listeners (each MCP server, which tells the sessions subscribed to that URI). With a `relay` (Redis pub/sub, set by
-the composition root) a change is also sent to the other replicas, whose hubs `deliver` it to their own listeners.
+listeners (each MCP server, which tells the sessions subscribed to that URI). Built with a `relay` (Redis pub/sub,
+by the composition root) a change is also sent to the other replicas, whose hubs `deliver` it to their own listeners.
 Listeners are held weakly: a server that is gone stops hearing without unsubscribing.
 """
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
+from anyio.abc import TaskStatus
 
 from toolsets.views.uris import INBOX_URI, doc_uri
 
@@ -41,16 +42,33 @@ Listener = Callable[[ResourceChange], Awaitable[None]]
 
 
 class ChangeRelay(Protocol):
-    """Sends a change to the other replicas (their hubs `deliver` it)."""
+    """Sends a change to the other replicas (their hubs `deliver` it), while it runs."""
 
     async def send(self, change: ResourceChange) -> None: ...
 
+    async def run(self, deliver: Listener, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Relay until cancelled: `send` publishes meanwhile, and what the other replicas publish goes to `deliver`
+        (the hub's)."""
+        ...
+
 
 class ResourceChanges:
-    def __init__(self) -> None:
+    def __init__(self, relay: ChangeRelay | None = None) -> None:
+        """`relay`: how changes reach the other replicas and theirs reach here (None: this replica alone)."""
         self._listeners: list[weakref.ref[Any]] = []
-        self.relay: ChangeRelay | None = None
+        self._relay = relay
         self._demand: list[weakref.ref[Any]] = []  # whether someone here is subscribed to a document
+
+    @property
+    def relay(self) -> ChangeRelay | None:
+        return self._relay
+
+    async def relaying(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run the relay (if any) until cancelled: changes go to the other replicas, and theirs come here."""
+        if self._relay is None:
+            task_status.started()
+            return
+        await self._relay.run(self.deliver, task_status=task_status)
 
     def add_demand(self, wants_documents: Callable[[], bool]) -> None:
         """`wants_documents()` says whether a session is subscribed to a document (held weakly, like listeners)."""
@@ -92,9 +110,9 @@ class ResourceChanges:
     async def publish(self, change: ResourceChange) -> None:
         """Tell this replica's listeners, and the other replicas through the relay."""
         await self.deliver(change)
-        if self.relay is not None:
+        if self._relay is not None:
             try:
-                await self.relay.send(change)
+                await self._relay.send(change)
             except Exception:
                 logger.warning("could not relay a resource change to the other replicas", exc_info=True)
 

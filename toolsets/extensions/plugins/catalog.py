@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from toolsets.extensions.plugins.feedback import FeedbackRecorder
     from toolsets.extensions.plugins.spec_kinds import AnySpec
     from toolsets.infra.sandbox.plugin_worker import PluginWorkerSandbox
-    from toolsets.pipeline.canary.router import CanaryRouter
+    from toolsets.pipeline.canary.router import CanaryRouter, CanarySetup
 
 logger = logging.getLogger("truloop.plugins")
 
@@ -164,12 +164,21 @@ class PluginCatalog:
         changes: ToolListChanges | None = None,
         reserved_prompts: Collection[str] = (),
         feedback: FeedbackRecorder | None = None,
+        *,
+        config: PluginConfig | None = None,
+        sandbox: PluginWorkerSandbox | None = None,
+        canary: CanarySetup | None = None,
     ) -> None:
         """`reserved`: the names a plugin tool may not take (the deployment's built-in tools), asked at each load;
         `reserved_prompts`: the built-in prompts' names; `feedback`: where failed calls and canary causes are kept
-        (the calls are heard by `FeedbackMiddleware`, the canary's holds and rollbacks by its router)."""
-        self.config: PluginConfig | None = None
-        self.sandbox: PluginWorkerSandbox | None = None  # set: every file is imported and run only inside it
+        (the calls are heard by `FeedbackMiddleware`, the canary's holds and rollbacks by its router); `config`: the
+        deployment's folder (None: no plugins); `sandbox`: for `sandbox` isolation, the sandbox (also used to check a
+        file without a folder); `canary`: the canary router's store, key and audit (`canary`)."""
+        if config is not None and config.isolation == "sandbox" and sandbox is None:
+            raise ValueError("sandbox isolation needs the sandbox")
+        self.config = config
+        self.sandbox = sandbox  # given: every file is imported and run only inside it
+        self._canary_setup = canary
         self.reserved = reserved
         self.reserved_prompts = frozenset(reserved_prompts)
         self.changes = changes if changes is not None else ToolListChanges()
@@ -192,14 +201,6 @@ class PluginCatalog:
         self.view_slots = ViewSlots(still_running=self.threads.abandoned_by)
         self.feedback = feedback
 
-    def configure(self, config: PluginConfig | None, sandbox: PluginWorkerSandbox | None = None) -> None:
-        """The deployment's folder (None: no plugins) and, for `sandbox` isolation, the sandbox (also used to
-        check a file without a folder). Takes effect at the next `running()`."""
-        if config is not None and config.isolation == "sandbox" and sandbox is None:
-            raise ValueError("sandbox isolation needs the sandbox")
-        self.config = config
-        self.sandbox = sandbox
-
     def versions(self) -> Mapping[str, PluginVersion]:
         """The published tool versions, by tool name."""
         return self._published
@@ -218,10 +219,10 @@ class PluginCatalog:
 
     @cached_property
     def canary(self) -> CanaryRouter:
-        """Routes the calls of tools with a candidate (configured by the deployment: its store and key)."""
+        """Routes the calls of tools with a candidate (with the deployment's store and key, given at construction)."""
         from toolsets.pipeline.canary.router import CanaryRouter
 
-        return CanaryRouter(self)
+        return CanaryRouter(self, self._canary_setup)
 
     def errors(self) -> list[LoadError]:
         return [state.error for state in self._files.values() if state.error is not None]

@@ -173,10 +173,9 @@ class ProcessRunner:
         while True:
             worker = await self._ready()
             call_id = next(self._ids)
-            reply = worker.calls[call_id] = _Reply(progress, info.log)
             info_data = info.shown()
             send, receive = anyio.create_memory_object_stream[dict[str, Any]](NESTED_WAITING)
-            reply.nested = send
+            reply = worker.calls[call_id] = _Reply(progress, info.log, nested=send)
             try:
                 await self._exchange(
                     worker, reply, info, receive, {"op": "call", "id": call_id, "input": input_data, "info": info_data}

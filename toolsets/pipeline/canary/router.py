@@ -56,28 +56,28 @@ class Choice:
     candidate: bool  # whether `version` is the candidate (a scheduled run's route does not say)
 
 
+@dataclass(frozen=True, slots=True)
+class CanarySetup:
+    """What the deployment gives a catalog's canary router: its store (None: this process's, in memory), how calls
+    are keyed, where its decision lines go (the audit log's `emit`), and `scheduled_gap`: the seconds a stage is
+    observed before its scheduled runs may be approved."""
+
+    store: CanaryStore | None = None
+    key_kind: KeyKind = "user"
+    emit: Emit | None = None
+    scheduled_gap: float = SCHEDULED_MIN_SECONDS_BETWEEN_STAGES
+
+
 class CanaryRouter:
-    def __init__(self, catalog: PluginCatalog) -> None:
+    def __init__(self, catalog: PluginCatalog, setup: CanarySetup | None = None) -> None:
+        setup = setup if setup is not None else CanarySetup()
         self.catalog = catalog
-        self.store: CanaryStore = LocalCanaryStore()
-        self.key_kind: KeyKind = "user"
-        self.emit: Emit | None = None  # the audit log's, for decision lines
-        self.scheduled_gap: float = SCHEDULED_MIN_SECONDS_BETWEEN_STAGES
+        self.store: CanaryStore = setup.store if setup.store is not None else LocalCanaryStore()
+        self.key_kind: KeyKind = setup.key_kind
+        self.emit: Emit | None = setup.emit  # the audit log's, for decision lines
+        self.scheduled_gap: float = setup.scheduled_gap
         self._evaluating: dict[str, anyio.Lock] = {}
         self._files = anyio.Lock()
-
-    def configure(
-        self,
-        store: CanaryStore | None,
-        key_kind: KeyKind = "user",
-        emit: Emit | None = None,
-        scheduled_gap: float = SCHEDULED_MIN_SECONDS_BETWEEN_STAGES,
-    ) -> None:
-        """`scheduled_gap`: the seconds a stage is observed before its scheduled runs may be approved."""
-        self.store = store if store is not None else LocalCanaryStore()
-        self.key_kind = key_kind
-        self.emit = emit
-        self.scheduled_gap = scheduled_gap
 
     async def observe(self) -> None:
         """Start (or bring up to date) the rollout of every loaded candidate, before any call of it: the catalog

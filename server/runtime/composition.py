@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+READY_WAIT_SECONDS = 2.0  # how long `ready()` waits for the user directory before the front answers anyway
+
 
 class Deployment:
     """Everything one deployment is made of, built from its settings (each part once, most on first use)."""
@@ -464,7 +466,8 @@ class Deployment:
         front calls it before its first answer (stdio's `initialize`, HTTP's listening socket), so the first call
         costs what any other does."""
         door = self.front_door
-        await self.caller()
+        with anyio.move_on_after(READY_WAIT_SECONDS):  # a store slow to answer delays no answer for long
+            await self.caller()
         # the masking's patterns compile on import (~10 ms): every audit line and told outcome needs them
         import toolsets.pipeline.audit.masking  # noqa: F401
 

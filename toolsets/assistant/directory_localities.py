@@ -21,8 +21,7 @@ class DirectoryLocalities:
     KEPT = 10_000  # users remembered (then forgotten all at once)
 
     def __init__(self, users: Callable[[], UserStore]) -> None:
-        """`users`: the directory, opened on the first request that asks (never before a stdio server's first
-        answer)."""
+        """`users`: the directory, opened when first asked (a front's start, or its first request)."""
         self._users = users
         self._kept: dict[str, tuple[float, Locality]] = {}
 

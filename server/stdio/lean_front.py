@@ -47,7 +47,7 @@ from server.mcp.wire_forms import (
     initialize_result,
     negotiated_version,
 )
-from server.stdio.line_check import LineChecker
+from server.stdio.line_check import Line, LineChecker, Oversized
 from server.stdio.pipes import Inbox, Outbox, open_stdio
 from server.stdio.session import StdioSession
 
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("truloop.stdio")
 
 APPS_EXTENSION = "io.modelcontextprotocol/ui"  # (mcp.server.apps.EXTENSION_ID, without importing the SDK)
+OFFERED_LINE_BYTES = 64 * 1024  # lines up to this size may be started as they are read (`StdioFront._offered`)
 _INITIALIZE_KEYS = frozenset({"protocolVersion", "capabilities", "clientInfo", "_meta"})
 
 
@@ -121,7 +122,7 @@ class StdioFront:
             if outbox.backed_up:  # the client is not reading: neither are we
                 await outbox.drain()
             await checker.room()
-            line = await inbox.next_line()
+            line = await inbox.next_line(self._offered)
             if line is None:
                 return
             data, error = checker.frame(line)
@@ -133,6 +134,27 @@ class StdioFront:
                     self._internal_error(data.get("id") if "method" in data else None)
             elif error is not None:
                 self.write(error)
+
+    def _offered(self, line: Line) -> bool:
+        """A line read while the reader waits for one: a plain `tools/call` the front runs itself is started here, as
+        it is read (a turn of the event loop sooner); anything else is left to the reader (False)."""
+        if (
+            self._stopping
+            or self._protocol is None
+            or self._outbox.backed_up
+            or not self.checker.has_room()
+            or isinstance(line, Oversized)
+            or len(line) > OFFERED_LINE_BYTES  # (a larger line is parsed once, by the reader)
+        ):
+            return False
+        try:
+            data, _ = self.checker.frame(line)
+            if data is None or data.get("method") != "tools/call" or not _plain_request(data):
+                return False
+            return self._start_call(data)
+        except Exception:  # the reader serves it again, and answers what it cannot
+            logger.exception("stdin: a call could not be started as it was read")
+            return False
 
     def write(self, message: dict[str, Any]) -> None:
         """Queue one message; what a turn of the event loop wrote goes out in one system call."""
@@ -240,19 +262,22 @@ class StdioFront:
         return dict(self._lists.lean(page, next_cursor))
 
     async def _tools_call(self, data: dict[str, Any]) -> None:
-        params = data.get("params")
-        call = plain_call(params, progress=False)
-        door = self._door()
-        tool = door.toolset(self._profile).get(call[0]) if call is not None else None
-        if call is None or not lean_may_take(tool):
+        if not self._start_call(data):
             await self._forward(data)  # a server -> client request may be needed: the SDK's session asks it
-            return
+
+    def _start_call(self, data: dict[str, Any]) -> bool:
+        """A plain call's task started (or its refusal written); False: the call is the SDK's to serve."""
+        call = plain_call(data.get("params"), progress=False)
+        tool = self._door().toolset(self._profile).get(call[0]) if call is not None else None
+        if call is None or not lean_may_take(tool):
+            return False
         refusal = self.checker.admit(data)
         if refusal is not None:
             self.write(refusal)
-            return
+            return True
         request_id = data["id"]
         self._calls[request_id] = asyncio.get_running_loop().create_task(self._run(request_id, *call))
+        return True
 
     async def _run(self, request_id: Any, name: str, arguments: dict[str, Any]) -> None:
         try:

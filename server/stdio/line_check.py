@@ -132,6 +132,10 @@ class LineChecker:
         if self._draining is not None:
             self._draining.deadline = min(self._draining.deadline, anyio.current_time() + STOP_DRAIN_SECONDS)
 
+    def has_room(self) -> bool:
+        """Whether another request may be read now (`room` would not wait)."""
+        return self._room.is_set()
+
     async def room(self) -> None:
         """Wait while MAX_IN_FLIGHT requests are unanswered: reading more would only queue tasks and memory."""
         await self._room.wait()

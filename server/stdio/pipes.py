@@ -18,7 +18,7 @@ import logging
 import os
 import stat
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -44,6 +44,7 @@ class Inbox(asyncio.Protocol):
         self._queued_bytes = 0
         self._eof = False
         self._waiter: asyncio.Future[None] | None = None
+        self._offer: Callable[[Line], bool] | None = None  # while a reader waits: who may take a line as it arrives
         self._transport: Any = None  # anything with pause_reading() / resume_reading()
         self._paused = False
 
@@ -57,7 +58,8 @@ class Inbox(asyncio.Protocol):
         if not self._paused and self._transport is not None and self._full():
             self._paused = True
             self._transport.pause_reading()
-        self._wake()
+        if self._lines:  # (every line taken by the offer: the reader waits on)
+            self._wake()
 
     def eof_received(self) -> None:
         self._end()
@@ -74,16 +76,20 @@ class Inbox(asyncio.Protocol):
         self._queued_bytes = 0
         self._wake()
 
-    async def next_line(self) -> Line | None:
-        """The next line; None at end of input."""
+    async def next_line(self, offer: Callable[[Line], bool] | None = None) -> Line | None:
+        """The next line; None at end of input. `offer`: while this waits, each line that arrives is offered to it
+        first, as it is read, and one it takes (True) is not returned: the reader learns of it a turn of the event
+        loop sooner than a wake-up would let it. Only while nothing is queued, so lines are taken in order."""
         while not self._lines:
             if self._eof:
                 return None
             self._waiter = asyncio.get_running_loop().create_future()
+            self._offer = offer
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+                self._offer = None
         line = self._lines.popleft()
         self._queued_bytes -= line_size(line)
         if self._paused and not self._eof and len(self._lines) <= QUEUED_LINES // 2:
@@ -92,6 +98,9 @@ class Inbox(asyncio.Protocol):
         return line
 
     def _push(self, line: Line) -> None:
+        offer = self._offer
+        if offer is not None and not self._lines and offer(line):
+            return
         self._lines.append(line)
         self._queued_bytes += line_size(line)
 

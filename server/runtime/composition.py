@@ -462,12 +462,15 @@ class Deployment:
 
     async def ready(self) -> FrontDoor:
         """What a front's first call would otherwise wait for, done before the front answers anyone: the door
-        composed, the default caller read from the user directory (the store opened) and the masking loaded. A
-        front calls it before its first answer (stdio's `initialize`, HTTP's listening socket), so the first call
-        costs what any other does."""
+        composed, the default caller read from the user directory (the store opened) and, where that caller is the
+        one the front serves (stdio, HTTP without sign-in), entered in it; the masking loaded. A front calls it
+        before its first answer (stdio's `initialize`, HTTP's listening socket), so the first call costs what any
+        other does."""
         door = self.front_door
         with anyio.move_on_after(READY_WAIT_SECONDS):  # a store slow to answer delays no answer for long
-            await self.caller()
+            caller = await self.caller()
+            if self.settings.transport == "stdio" or not self.settings.auth_enabled:
+                await door.enter_directory(caller)  # the one user this front serves: entered now, not on a first call
         # the masking's patterns compile on import (~10 ms): every audit line and told outcome needs them
         import toolsets.pipeline.audit.masking  # noqa: F401
 

@@ -41,6 +41,7 @@ THE_DOOR = (
     "toolsets.assistant.relay_tools",
     "toolsets.infra.store.sqlite.database",  # the default caller is read from the user directory
     "toolsets.infra.store.users",
+    "toolsets.assistant.directory",  # and entered in it
     "toolsets.infra.store.memories",  # the tools' contracts
     "toolsets.infra.store.knowledge",
     "toolsets.pipeline.tracing",
@@ -51,7 +52,6 @@ THE_DOOR = (
 NEVER_BEFORE_INITIALIZE = (
     "phonenumbers",  # the masker's libraries: imported on the first masked number (numbers.py)
     "stdnum",
-    "toolsets.assistant.directory",
     "toolsets.extensions.workspace",
     "toolsets.infra.store.postgres.database",  # the store's backend is chosen at start, each store opened on use
     "toolsets.infra.store.events",

@@ -46,13 +46,9 @@ def outcome_level(outcome: ToolResult) -> str | None:
     return None
 
 
-def outcome_event(masker: Masker, name: str, outcome: ToolResult, started: float) -> tuple[str, dict[str, Any]] | None:
-    """(level, data) of the message about a call of `name` that began at `started` (monotonic); None for a call
-    waiting on the client's input (the client is being asked, not told)."""
-    level = outcome_level(outcome)
-    if level is None:
-        return None
-    seconds = round(time.monotonic() - started, 3)
+def outcome_data(masker: Masker, name: str, outcome: ToolResult, started: float) -> dict[str, Any]:
+    """What is told of a call of `name` that began at `started` (monotonic), at its `outcome_level`: asked only for
+    an outcome that has one (a call waiting on the client's input is not told), and only when the client hears it."""
     tool = masker.text(name)
     if isinstance(outcome, ToolErr):
         if outcome.code in FAILURES:
@@ -61,10 +57,10 @@ def outcome_event(masker: Masker, name: str, outcome: ToolResult, started: float
             event = "gate_refused"
         else:
             event = "tool_refused"
-        return level, {"event": event, "tool": tool, "code": outcome.code.value, "message": masker.text(outcome.reason)}
+        return {"event": event, "tool": tool, "code": outcome.code.value, "message": masker.text(outcome.reason)}
     if isinstance(outcome, ToolCancelled):
-        return level, {"event": "tool_cancelled", "tool": tool, "message": masker.text(outcome.reason)}
-    return level, {"event": "tool_answered", "tool": tool, "seconds": seconds}
+        return {"event": "tool_cancelled", "tool": tool, "message": masker.text(outcome.reason)}
+    return {"event": "tool_answered", "tool": tool, "seconds": round(time.monotonic() - started, 3)}
 
 
 def message_params(level: str, data: dict[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from server.mcp.log_events import (
     TOOLS_CHANGED,
     at_least,
     message_params,
-    outcome_event,
+    outcome_data,
     outcome_level,
 )
 from server.mcp.protocol_era import is_modern
@@ -103,9 +103,7 @@ class LogBridge:
         level = outcome_level(outcome)  # None: input required: the client is being asked, not told
         if level is None or not self.hears(request, level):  # (the masking made only for what is said)
             return
-        said = outcome_event(self._masker, name, outcome, started)
-        if said is not None:
-            await self.send(request, *said)
+        await self.send(request, level, outcome_data(self._masker, name, outcome, started))
 
     async def deferred_wait(self, request: ServerRequestContext[Any, Any], call: DeferredCall) -> None:
         method = call.tool.device.method if call.tool.device is not None else None

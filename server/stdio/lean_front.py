@@ -38,7 +38,7 @@ import anyio.abc
 from pydantic_core import to_json
 
 from server.mcp.call_route import lean_may_take, plain_call, route_call
-from server.mcp.log_events import outcome_event, outcome_level
+from server.mcp.log_events import outcome_data, outcome_level
 from server.mcp.pagination import Pager
 from server.mcp.request_info import mcp_request_info
 from server.mcp.wire_forms import (
@@ -287,11 +287,9 @@ class StdioFront:
             door = self._door()
             ctx = self._context(request_id, self.deployment.caller_now() or await self.deployment.caller())
             outcome = await route_call(door, ctx, name, arguments, fixed_list=False, list_changed=self._list_changed)
-            level = outcome_level(outcome)
+            level = outcome_level(outcome)  # None: input required: the client is being asked, not told
             if level is not None and self.session.hears(level):  # (the masking made only for what is said)
-                said = outcome_event(self._masking(), name, outcome, started)
-                if said is not None:
-                    self.session.log(*said)
+                self.session.log(level, outcome_data(self._masking(), name, outcome, started))
             if self._calls.pop(request_id, None) is not None:
                 self._reply(request_id, call_result(outcome))
                 if not self._calls:  # the only call running (a client waiting on each answer): out now
